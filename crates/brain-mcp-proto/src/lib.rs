@@ -1,0 +1,3 @@
+//! The JSON-RPC 2.0 and Model Context Protocol message model used by Brain.
+//!
+//! This crate performs no IO: it never opens sockets, spawns tasks or reads the clock.

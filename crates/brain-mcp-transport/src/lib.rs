@@ -1,0 +1,1 @@
+//! Streamable HTTP and stdio transports for MCP clients.

@@ -1,0 +1,36 @@
+//! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone.
+
+use crate::cmd;
+
+/// Runs every check in order, stopping at the first failure.
+pub(crate) fn run() -> Result<(), String> {
+    let cargo = cargo();
+    cmd::run(&cargo, &["fmt", "--all", "--check"], &[])?;
+    crate::arch::run()?;
+    cmd::run(
+        &cargo,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    cmd::run(
+        &cargo,
+        &["doc", "--workspace", "--no-deps", "--locked"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    cmd::run(&cargo, &["test", "--workspace", "--locked"], &[])?;
+    eprintln!("xtask ci: all checks passed");
+    Ok(())
+}
+
+/// The cargo that runs us, so the pinned toolchain is used throughout.
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}

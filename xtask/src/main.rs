@@ -1,0 +1,43 @@
+//! `cargo xtask`: the project's automation, in Rust so a fresh machine needs only cargo.
+//!
+//! Subcommands:
+//! - `ci`: everything CI checks (format, clippy, tests, rustdoc, architecture rules).
+
+mod arch;
+mod ci;
+mod cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci::run(),
+        Some("arch") => arch::run(),
+        Some("-h" | "--help" | "help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown subcommand `{other}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  ci      format check, clippy -D warnings, all tests, rustdoc -D warnings, architecture check
+  arch    the architecture check alone (which crates may depend on which)";
+
+/// The workspace root (the parent of the xtask crate).
+pub(crate) fn project_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
