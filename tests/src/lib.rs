@@ -1,1 +1,4 @@
-//! Support code for the end-to-end tests: starting real peer servers.
+//! Support code for the end-to-end tests: starting real peer servers, and a small
+//! in-process MCP server ([`server`]) that speaks both protocol eras and injects faults.
+
+pub mod server;

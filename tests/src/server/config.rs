@@ -1,0 +1,82 @@
+//! How a [`TestServer`](super::TestServer) behaves: era, reply framing and injected faults.
+
+use std::time::Duration;
+
+/// Which MCP protocol era the server speaks.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum Era {
+    /// 2025-11-25 and older: `initialize`, `Mcp-Session-Id`, `DELETE` to end a session.
+    Handshake,
+    /// 2026-07-28: no sessions; every request carries its version and capabilities.
+    Stateless,
+    /// Both on one endpoint, chosen per request (as the Python SDK does).
+    #[default]
+    Both,
+}
+
+/// How replies to requests are framed when a tool sends nothing before its result.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum Reply {
+    /// `Content-Type: application/json`, one JSON-RPC response.
+    #[default]
+    Json,
+    /// `Content-Type: text/event-stream` carrying the response as one event.
+    Sse,
+}
+
+/// Configuration of a [`TestServer`](super::TestServer).
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Protocol era(s) served.
+    pub era: Era,
+    /// Reply framing for requests that produce no intermediate messages. A call that sends
+    /// progress, or a server request, is always answered with SSE.
+    pub reply: Reply,
+    /// Port to bind on 127.0.0.1; `0` picks a free one.
+    pub port: u16,
+    /// `tools/list` page size; `None` returns every tool on one page.
+    pub page_size: Option<usize>,
+    /// Whether the fault-injecting tools (`hang`, `drop_mid`, ...) are listed and callable.
+    pub fault_tools: bool,
+    /// Handshake era: every `initialize` is answered with HTTP 500.
+    pub initialize_fails: bool,
+    /// Handshake era: `initialize` is never answered (the request stays open).
+    pub stall_initialize: bool,
+    /// Close a kept-alive connection once it has been idle (no request in flight) this long.
+    pub close_idle_after: Option<Duration>,
+    /// Handshake era: start every SSE stream with a priming event (an id and empty data).
+    pub sse_priming: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            era: Era::Both,
+            reply: Reply::Json,
+            port: 0,
+            page_size: None,
+            fault_tools: true,
+            initialize_fails: false,
+            stall_initialize: false,
+            close_idle_after: None,
+            sse_priming: false,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// A default configuration serving `era`.
+    pub fn new(era: Era) -> Self {
+        Self {
+            era,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the reply framing.
+    #[must_use]
+    pub fn reply(mut self, reply: Reply) -> Self {
+        self.reply = reply;
+        self
+    }
+}

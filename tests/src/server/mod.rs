@@ -1,0 +1,138 @@
+//! A small, real MCP server over plain HTTP on 127.0.0.1, for the demo and the end-to-end
+//! tests of the call path.
+//!
+//! It speaks the handshake era, the 2026-07-28 stateless era, or both on one endpoint, offers
+//! a handful of demo tools plus tools that misbehave on purpose, and records what it received
+//! ([`Stats`]) so tests can assert what reached the server.
+//!
+//! The server runs on its own thread with its own Tokio runtime, so it works from plain and
+//! async tests alike; dropping the [`TestServer`] stops it.
+
+mod body;
+mod catalog;
+mod config;
+mod conn;
+mod faults;
+mod handshake;
+mod router;
+mod rpc;
+mod sse;
+mod state;
+mod stateless;
+mod stats;
+mod tools;
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+pub use config::{Era, Reply, ServerConfig};
+pub use stats::{Received, Stats};
+
+use state::Shared;
+
+/// The tools offered by every server (the rest are fault tools).
+pub const DEMO_TOOLS: &[&str] = &catalog::DEMO_TOOLS;
+/// The fault-injecting tools, offered when [`ServerConfig::fault_tools`] is set.
+pub const FAULT_TOOLS: &[&str] = &catalog::FAULT_TOOLS;
+/// The 1x1 PNG the `image` tool returns, base64-encoded.
+pub const IMAGE_PNG_BASE64: &str = tools::PNG_BASE64;
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The port could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address tried.
+        addr: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The runtime or its thread could not be created.
+    #[error("cannot start the server runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// A running server; stops when dropped.
+#[derive(Debug)]
+pub struct TestServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a server, panicking when it cannot (for tests; see [`TestServer::try_start`]).
+    #[allow(clippy::expect_used)]
+    pub fn start(config: ServerConfig) -> Self {
+        Self::try_start(config).expect("start the test MCP server")
+    }
+
+    /// Starts a server on 127.0.0.1 at `config.port` (0 = any free port).
+    pub fn try_start(config: ServerConfig) -> Result<Self, StartError> {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
+        let bind = |source| StartError::Bind { addr, source };
+        let listener = TcpListener::bind(addr).map_err(bind)?;
+        listener.set_nonblocking(true).map_err(bind)?;
+        let addr = listener.local_addr().map_err(bind)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(StartError::Runtime)?;
+        let shared = Arc::new(Shared::new(config));
+        let (shutdown, stop) = oneshot::channel();
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("mcp-test-server-{}", addr.port()))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
+                        conn::serve(listener, thread_shared, stop).await;
+                    }
+                });
+                // Dropping the runtime here cancels every connection task.
+            })
+            .map_err(StartError::Runtime)?;
+        Ok(Self {
+            addr,
+            shared,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        })
+    }
+
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.addr, router::PATH)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.shared.config
+    }
+
+    /// A snapshot of what the server has seen so far.
+    pub fn stats(&self) -> Stats {
+        self.shared.stats.snapshot()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

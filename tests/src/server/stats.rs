@@ -1,0 +1,165 @@
+//! What reached the server, kept for test assertions.
+
+use std::fmt;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// One HTTP request that reached the MCP endpoint, recorded before it was validated.
+#[derive(Clone, Default)]
+pub struct Received {
+    /// HTTP method (`POST`, `DELETE`, `GET`, ...).
+    pub http_method: String,
+    /// JSON-RPC method, when the body was a request or notification.
+    pub method: Option<String>,
+    /// JSON-RPC id, when the body was a request or a response.
+    pub id: Option<Value>,
+    /// The parsed body; `Null` when there was none or it was not JSON.
+    pub body: Value,
+    /// `Mcp-Session-Id` header.
+    pub session_id: Option<String>,
+    /// `MCP-Protocol-Version` header.
+    pub protocol_version: Option<String>,
+    /// `Mcp-Method` header.
+    pub mcp_method: Option<String>,
+    /// `Mcp-Name` header.
+    pub mcp_name: Option<String>,
+    /// `Accept` header.
+    pub accept: Option<String>,
+    /// `Authorization` header value (redacted in `Debug`).
+    pub authorization: Option<String>,
+}
+
+impl Received {
+    /// `params.requestId` of a `notifications/cancelled`.
+    pub fn cancelled_request_id(&self) -> Option<&Value> {
+        (self.method.as_deref() == Some("notifications/cancelled"))
+            .then(|| self.body.pointer("/params/requestId"))
+            .flatten()
+    }
+
+    /// Whether the body is a JSON-RPC response (a client's answer to a server request).
+    pub fn is_response(&self) -> bool {
+        self.method.is_none() && self.id.is_some()
+    }
+}
+
+impl fmt::Debug for Received {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Received")
+            .field("http_method", &self.http_method)
+            .field("method", &self.method)
+            .field("id", &self.id)
+            .field("session_id", &self.session_id)
+            .field("protocol_version", &self.protocol_version)
+            .field("mcp_method", &self.mcp_method)
+            .field("mcp_name", &self.mcp_name)
+            .field(
+                "authorization",
+                &self.authorization.as_ref().map(|_| "<redacted>"),
+            )
+            .field("body", &self.body)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A snapshot of everything the server saw; see [`TestServer::stats`](super::TestServer::stats).
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// TCP connections accepted.
+    pub connections: usize,
+    /// Every request to the endpoint, in arrival order.
+    pub received: Vec<Received>,
+    /// Session ids handed out by `initialize`.
+    pub sessions_opened: Vec<String>,
+    /// Session ids ended by a successful `DELETE`.
+    pub sessions_deleted: Vec<String>,
+    /// Answers the client POSTed to server requests (`elicitation/create`, `ping`), by
+    /// request method, with the full JSON-RPC response.
+    pub client_answers: Vec<(String, Value)>,
+    /// JSON-RPC ids of calls whose response stream the client closed before the result.
+    pub abandoned_streams: Vec<Value>,
+}
+
+impl Stats {
+    /// JSON-RPC methods received, in order (responses and bodiless requests skipped).
+    pub fn methods(&self) -> Vec<&str> {
+        self.received
+            .iter()
+            .filter_map(|r| r.method.as_deref())
+            .collect()
+    }
+
+    /// How many received messages had JSON-RPC `method`.
+    pub fn count(&self, method: &str) -> usize {
+        self.methods().iter().filter(|m| **m == method).count()
+    }
+
+    /// Messages with JSON-RPC `method`.
+    pub fn with_method<'a>(&'a self, method: &'a str) -> impl Iterator<Item = &'a Received> {
+        self.received
+            .iter()
+            .filter(move |r| r.method.as_deref() == Some(method))
+    }
+
+    /// `requestId`s of every `notifications/cancelled` received.
+    pub fn cancelled_request_ids(&self) -> Vec<Value> {
+        self.received
+            .iter()
+            .filter_map(|r| r.cancelled_request_id().cloned())
+            .collect()
+    }
+
+    /// Session ids of every `DELETE` request received (whether or not it succeeded).
+    pub fn deletes(&self) -> Vec<Option<String>> {
+        self.received
+            .iter()
+            .filter(|r| r.http_method == "DELETE")
+            .map(|r| r.session_id.clone())
+            .collect()
+    }
+}
+
+/// The live, shared recorder behind [`Stats`].
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    inner: Mutex<Stats>,
+}
+
+impl Recorder {
+    fn with<R>(&self, f: impl FnOnce(&mut Stats) -> R) -> R {
+        let mut guard = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        self.with(|s| s.clone())
+    }
+
+    pub(crate) fn connection(&self) {
+        self.with(|s| s.connections += 1);
+    }
+
+    pub(crate) fn received(&self, r: Received) {
+        self.with(|s| s.received.push(r));
+    }
+
+    pub(crate) fn session_opened(&self, id: &str) {
+        self.with(|s| s.sessions_opened.push(id.to_owned()));
+    }
+
+    pub(crate) fn session_deleted(&self, id: &str) {
+        self.with(|s| s.sessions_deleted.push(id.to_owned()));
+    }
+
+    pub(crate) fn client_answer(&self, method: &str, answer: Value) {
+        self.with(|s| s.client_answers.push((method.to_owned(), answer)));
+    }
+
+    pub(crate) fn abandoned(&self, id: Value) {
+        self.with(|s| s.abandoned_streams.push(id));
+    }
+}
