@@ -1,4 +1,5 @@
 //! Support code for the end-to-end tests: starting real peer servers, and a small
 //! in-process MCP server ([`server`]) that speaks both protocol eras and injects faults.
 
+pub mod peers;
 pub mod server;
