@@ -2,10 +2,12 @@
 //!
 //! Subcommands:
 //! - `ci`: everything CI checks (format, clippy, tests, rustdoc, architecture rules).
+//! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 
 mod arch;
 mod ci;
 mod cmd;
+mod peers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +17,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("arch") => arch::run(),
+        Some("peers") => peers::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -34,7 +37,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   ci      format check, clippy -D warnings, all tests, rustdoc -D warnings, architecture check
-  arch    the architecture check alone (which crates may depend on which)";
+  arch    the architecture check alone (which crates may depend on which)
+  peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...";
 
 /// The workspace root (the parent of the xtask crate).
 pub(crate) fn project_root() -> PathBuf {
