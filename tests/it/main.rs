@@ -1,1 +1,6 @@
 //! End-to-end tests across the workspace.
+
+mod server_faults;
+mod server_handshake;
+mod server_http;
+mod server_stateless;
