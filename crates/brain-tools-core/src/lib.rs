@@ -1,1 +1,21 @@
 //! Tool bindings, host configuration and the call pipeline every Brain tool runs inside.
+//!
+//! - [`HostConfig`] loads the host config and its [`Binding`]s, checking every rule at once.
+//! - [`CompiledSchema`] holds the validators compiled at load time.
+//! - [`Secret`] carries a bearer token without ever printing it.
+//! - [`ToolEvent`] and friends are the events the host consumes, with their JSON shapes.
+//!
+//! This crate does no network IO: executors (such as the MCP binding) do, inside the
+//! pipeline's rules.
+
+mod binding;
+mod config;
+mod event;
+mod schema;
+mod secret;
+
+pub use binding::Binding;
+pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
+pub use event::{ContentBlock, ErrorKind, ProgressEvent, ToolError, ToolEvent, ToolResultEvent};
+pub use schema::{CompiledSchema, Violation, Violations};
+pub use secret::{Secret, SecretError};

@@ -1,0 +1,128 @@
+//! Config errors: each names a JSON path and a reason; loading reports all of them at once.
+
+use std::fmt;
+
+/// One problem in a config document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Where the problem is, such as `tools[1].timeout_seconds`; `$` for the document itself.
+    pub path: String,
+    /// What is wrong there.
+    pub reason: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+/// Every problem found in a config document, in document order; never empty.
+///
+/// `Display` prints one `path: reason` line per problem.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigErrors(Vec<ConfigError>);
+
+impl ConfigErrors {
+    /// The individual problems.
+    pub fn errors(&self) -> &[ConfigError] {
+        &self.0
+    }
+
+    /// Wraps a non-empty list; `None` when there is nothing to report.
+    pub(crate) fn from_vec(errors: Vec<ConfigError>) -> Option<Self> {
+        if errors.is_empty() {
+            None
+        } else {
+            Some(Self(errors))
+        }
+    }
+
+    /// A single problem with the document as a whole.
+    pub(crate) fn root(reason: impl Into<String>) -> Self {
+        Self(vec![ConfigError {
+            path: ROOT.to_owned(),
+            reason: reason.into(),
+        }])
+    }
+}
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The path of the document itself.
+pub(crate) const ROOT: &str = "$";
+
+/// Collects errors while walking a document.
+#[derive(Debug, Default)]
+pub(crate) struct Errors(pub(crate) Vec<ConfigError>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, path: &str, reason: impl Into<String>) {
+        let path = if path.is_empty() { ROOT } else { path };
+        self.0.push(ConfigError {
+            path: path.to_owned(),
+            reason: reason.into(),
+        });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The path of field `key` inside the object at `parent`.
+pub(crate) fn field_path(parent: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        && !key.starts_with(|c: char| c.is_ascii_digit());
+    match (parent.is_empty(), plain) {
+        (true, true) => key.to_owned(),
+        (false, true) => format!("{parent}.{key}"),
+        (_, false) => {
+            let quoted = serde_json::Value::String(key.to_owned()).to_string();
+            format!("{parent}[{quoted}]")
+        }
+    }
+}
+
+/// The path of element `index` of the array at `parent`.
+pub(crate) fn index_path(parent: &str, index: usize) -> String {
+    format!("{parent}[{index}]")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_render_like_the_document() {
+        assert_eq!(field_path("", "tools"), "tools");
+        assert_eq!(index_path("tools", 1), "tools[1]");
+        assert_eq!(field_path("tools[1]", "name"), "tools[1].name");
+        assert_eq!(field_path("tools[0]", "a b"), "tools[0][\"a b\"]");
+        assert_eq!(field_path("", "1x"), "[\"1x\"]");
+    }
+
+    #[test]
+    fn display_lists_every_error_on_its_own_line() {
+        let mut errors = Errors::default();
+        errors.push("tools[0].name", "must be a string");
+        errors.push("", "bad");
+        let all = ConfigErrors::from_vec(errors.0).expect("two errors");
+        assert_eq!(all.to_string(), "tools[0].name: must be a string\n$: bad");
+        assert_eq!(all.errors().len(), 2);
+    }
+}

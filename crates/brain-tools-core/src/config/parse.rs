@@ -1,0 +1,299 @@
+//! Walks one binding object, checking every field and collecting every problem.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::error::{Errors, field_path, index_path};
+use super::rules;
+use super::suggest::suggest;
+use crate::binding::Binding;
+use crate::schema::CompiledSchema;
+
+/// The fields a binding may have.
+pub(crate) const BINDING_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "input_schema",
+    "url",
+    "mcp_tool",
+    "token_env",
+    "tenants",
+    "timeout_seconds",
+    "max_output_bytes",
+    "output_schema",
+    "inspect_session",
+];
+
+/// Compiled schemas by their JSON text, so bindings that share a schema share a validator.
+#[derive(Default)]
+pub(crate) struct SchemaCache(HashMap<String, CompiledSchema>);
+
+impl SchemaCache {
+    fn compile(&mut self, schema: &Value) -> Result<CompiledSchema, String> {
+        let key = schema.to_string();
+        if let Some(found) = self.0.get(&key) {
+            return Ok(found.clone());
+        }
+        let compiled = CompiledSchema::compile(schema)?;
+        self.0.insert(key, compiled.clone());
+        Ok(compiled)
+    }
+}
+
+/// Reports every key of `object` not in `known`, with a suggestion when one is close.
+pub(crate) fn unknown_fields(
+    object: &Map<String, Value>,
+    path: &str,
+    known: &[&str],
+    errors: &mut Errors,
+) {
+    for key in object.keys().filter(|key| !known.contains(&key.as_str())) {
+        let reason = match suggest(key, known) {
+            Some(likely) => format!("unknown field; did you mean \"{likely}\"?"),
+            None => format!("unknown field; expected one of: {}", known.join(", ")),
+        };
+        errors.push(&field_path(path, key), reason);
+    }
+}
+
+/// Checks the binding at `path`; `None` when it had any problem (all of them are in `errors`).
+pub(crate) fn parse_binding(
+    value: &Value,
+    path: &str,
+    cache: &mut SchemaCache,
+    errors: &mut Errors,
+) -> Option<Binding> {
+    let Some(object) = value.as_object() else {
+        errors.push(path, "must be an object");
+        return None;
+    };
+    let before = errors.len();
+    let mut fields = Fields {
+        object,
+        path,
+        errors,
+    };
+
+    let name = fields.string("name", true);
+    if let Some(name) = name
+        && let Err(reason) = rules::check_name(name)
+    {
+        fields.error("name", reason);
+    }
+    let description = fields.string("description", true);
+    let input_schema = fields.schema("input_schema", true, cache);
+    if let Some(schema) = object.get("input_schema").filter(|s| s.is_object()) {
+        match schema.get("type") {
+            Some(Value::String(kind)) if kind == "object" => {}
+            Some(_) => fields.error(
+                "input_schema.type",
+                "must be \"object\": tool arguments are always a JSON object",
+            ),
+            None => fields.error("input_schema", "must have \"type\": \"object\""),
+        }
+    }
+    let mcp_tool = fields.string("mcp_tool", false);
+    if let Some(tool) = mcp_tool
+        && let Err(reason) = rules::check_mcp_tool(tool)
+    {
+        fields.error("mcp_tool", reason);
+    }
+    let is_mcp = object.contains_key("mcp_tool");
+    let url = fields.string("url", false);
+    match url {
+        Some(url) => {
+            if let Err(reason) = rules::check_url(url) {
+                fields.error("url", reason);
+            }
+        }
+        None if is_mcp && !object.contains_key("url") => {
+            fields.error("url", "required for an MCP binding (mcp_tool is set)");
+        }
+        None => {}
+    }
+    let token_env = fields.string("token_env", false);
+    if let Some(var) = token_env
+        && let Err(reason) = rules::check_env_name(var)
+    {
+        fields.error("token_env", reason);
+    }
+    let tenants = fields.tenants();
+    let timeout = fields.integer(
+        "timeout_seconds",
+        rules::DEFAULT_TIMEOUT_SECONDS,
+        rules::MAX_TIMEOUT_SECONDS,
+    );
+    let max_output = fields.integer(
+        "max_output_bytes",
+        rules::DEFAULT_MAX_OUTPUT_BYTES,
+        rules::MAX_OUTPUT_BYTES,
+    );
+    let output_schema = fields.schema("output_schema", false, cache);
+    let inspect_session = match object.get("inspect_session") {
+        None => Some(false),
+        Some(Value::Bool(_)) if is_mcp => {
+            fields.error(
+                "inspect_session",
+                "not allowed on an MCP binding (mcp_tool is set)",
+            );
+            None
+        }
+        Some(Value::Bool(flag)) => Some(*flag),
+        Some(_) => {
+            fields.error("inspect_session", "must be a boolean");
+            None
+        }
+    };
+    unknown_fields(object, path, BINDING_FIELDS, errors);
+
+    if errors.len() > before {
+        return None;
+    }
+    let (input_schema, input_validator) = input_schema??;
+    let output = output_schema?;
+    Some(Binding {
+        name: name?.to_owned(),
+        description: description?.to_owned(),
+        input_schema: input_schema.clone(),
+        url: url.map(str::to_owned),
+        mcp_tool: mcp_tool.map(str::to_owned),
+        token_env: token_env.map(str::to_owned),
+        tenants: tenants?,
+        timeout: Duration::from_secs(timeout?),
+        max_output_bytes: usize::try_from(max_output?).ok()?,
+        output_schema: output.as_ref().map(|(schema, _)| (*schema).clone()),
+        output_validator: output.map(|(_, validator)| validator),
+        inspect_session: inspect_session?,
+        input_validator,
+    })
+}
+
+/// Typed access to the fields of one binding object.
+struct Fields<'a, 'e> {
+    object: &'a Map<String, Value>,
+    path: &'a str,
+    errors: &'e mut Errors,
+}
+
+impl<'a> Fields<'a, '_> {
+    fn error(&mut self, key: &str, reason: impl Into<String>) {
+        let path = key
+            .split('.')
+            .fold(self.path.to_owned(), |path, part| field_path(&path, part));
+        self.errors.push(&path, reason);
+    }
+
+    /// A string field; `None` when absent or wrong (wrong and required-missing are reported).
+    fn string(&mut self, key: &str, required: bool) -> Option<&'a str> {
+        match self.object.get(key) {
+            Some(Value::String(text)) => Some(text),
+            Some(_) => {
+                self.error(key, "must be a string");
+                None
+            }
+            None => {
+                if required {
+                    self.error(key, "required field is missing");
+                }
+                None
+            }
+        }
+    }
+
+    /// An integer field between 1 and `max`, or `default` when absent.
+    fn integer(&mut self, key: &str, default: u64, max: u64) -> Option<u64> {
+        let Some(value) = self.object.get(key) else {
+            return Some(default);
+        };
+        let number = value
+            .as_i64()
+            .map(i128::from)
+            .or(value.as_u64().map(i128::from));
+        match number {
+            Some(n) if (1..=i128::from(max)).contains(&n) => u64::try_from(n).ok(),
+            Some(_) => {
+                self.error(key, format!("must be between 1 and {max}"));
+                None
+            }
+            None => {
+                self.error(key, "must be an integer");
+                None
+            }
+        }
+    }
+
+    /// A schema field: a JSON object that compiles. The outer `Option` is "present".
+    #[allow(clippy::type_complexity)]
+    fn schema(
+        &mut self,
+        key: &str,
+        required: bool,
+        cache: &mut SchemaCache,
+    ) -> Option<Option<(&'a Value, CompiledSchema)>> {
+        match self.object.get(key) {
+            None if required => {
+                self.error(key, "required field is missing");
+                None
+            }
+            None => Some(None),
+            Some(schema @ Value::Object(_)) => match cache.compile(schema) {
+                Ok(compiled) => Some(Some((schema, compiled))),
+                Err(reason) => {
+                    self.error(key, format!("is not a valid JSON Schema: {reason}"));
+                    None
+                }
+            },
+            Some(_) => {
+                self.error(key, "must be a JSON Schema object");
+                None
+            }
+        }
+    }
+
+    /// `tenants`: a non-empty array of distinct non-empty strings.
+    fn tenants(&mut self) -> Option<Vec<String>> {
+        let list = match self.object.get("tenants") {
+            None => {
+                self.error("tenants", "required field is missing");
+                return None;
+            }
+            Some(Value::Array(list)) => list,
+            Some(_) => {
+                self.error("tenants", "must be an array of tenant names");
+                return None;
+            }
+        };
+        if list.is_empty() {
+            self.error(
+                "tenants",
+                "must not be empty: list the tenants allowed to call the tool",
+            );
+            return None;
+        }
+        let tenants_path = field_path(self.path, "tenants");
+        let mut tenants = Vec::with_capacity(list.len());
+        let mut ok = true;
+        for (i, tenant) in list.iter().enumerate() {
+            let path = index_path(&tenants_path, i);
+            match tenant {
+                Value::String(name) if name.is_empty() => {
+                    self.errors.push(&path, "must not be empty");
+                    ok = false;
+                }
+                Value::String(name) if tenants.contains(name) => {
+                    self.errors
+                        .push(&path, format!("duplicate tenant \"{name}\""));
+                    ok = false;
+                }
+                Value::String(name) => tenants.push(name.clone()),
+                _ => {
+                    self.errors.push(&path, "must be a string");
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(tenants)
+    }
+}

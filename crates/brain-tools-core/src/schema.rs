@@ -1,0 +1,215 @@
+//! JSON Schema validators compiled once, at config load, and reused on every call.
+//!
+//! Schemas use JSON Schema 2020-12 unless they name another draft in `$schema`. Compilation
+//! runs offline: a `$ref` to anything outside the schema itself is a compile error, never a
+//! network or file read.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+/// The longest message kept for one violation; longer ones are cut at a character boundary
+/// so that a huge argument value cannot blow up an error message.
+const MAX_VIOLATION_MESSAGE: usize = 300;
+
+/// A compiled JSON Schema validator. Cheap to clone: clones share the compiled form.
+#[derive(Clone)]
+pub struct CompiledSchema {
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl CompiledSchema {
+    /// Compiles `schema` offline. Honours `$schema`; defaults to draft 2020-12.
+    ///
+    /// The error is a one-line reason, suitable after a config path.
+    pub fn compile(schema: &Value) -> Result<Self, String> {
+        let mut options = jsonschema::options().offline();
+        if schema.get("$schema").is_none() {
+            options = options.with_draft(jsonschema::Draft::Draft202012);
+        }
+        match options.build(schema) {
+            Ok(validator) => Ok(Self {
+                validator: Arc::new(validator),
+            }),
+            Err(error) => Err(one_line(&error.to_string())),
+        }
+    }
+
+    /// Whether both handles share one compiled validator (bindings with equal schemas do).
+    pub fn shares_compiled_form(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.validator, &other.validator)
+    }
+
+    /// Whether `instance` satisfies the schema. Faster than [`Self::validate`] on success.
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.validator.is_valid(instance)
+    }
+
+    /// Checks `instance` and returns every violation, in the validator's order.
+    pub fn validate(&self, instance: &Value) -> Result<(), Violations> {
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
+        let list: Vec<Violation> = self
+            .validator
+            .iter_errors(instance)
+            .map(|error| Violation {
+                instance_path: error.instance_path().as_str().to_owned(),
+                message: truncate(one_line(&error.to_string()), MAX_VIOLATION_MESSAGE),
+            })
+            .collect();
+        if list.is_empty() {
+            // `is_valid` and `iter_errors` disagree only if the library has a bug; report it
+            // rather than letting an invalid value through.
+            return Err(Violations(vec![Violation {
+                instance_path: String::new(),
+                message: "does not match the schema".to_owned(),
+            }]));
+        }
+        Err(Violations(list))
+    }
+}
+
+impl fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledSchema").finish_non_exhaustive()
+    }
+}
+
+/// One schema violation: where in the instance, and what is wrong there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON Pointer into the checked value (`""` is the value itself).
+    pub instance_path: String,
+    /// What is wrong, as the validator words it.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.instance_path.is_empty() {
+            write!(f, "(root): {}", self.message)
+        } else {
+            write!(f, "{}: {}", self.instance_path, self.message)
+        }
+    }
+}
+
+/// Every violation found in one value; never empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violations(pub Vec<Violation>);
+
+impl fmt::Display for Violations {
+    /// All violations on one line, separated by `; `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, violation) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{violation}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Joins the lines of a multi-line message so each error stays on one line.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn default_draft_is_2020_12() {
+        // `prefixItems` exists only from 2020-12 on.
+        let schema =
+            CompiledSchema::compile(&json!({"prefixItems": [{"type": "string"}]})).unwrap();
+        assert!(!schema.is_valid(&json!([1])));
+        assert!(schema.is_valid(&json!(["a"])));
+    }
+
+    #[test]
+    fn dollar_schema_selects_the_draft() {
+        // In draft 7 an array `items` is a tuple form; `prefixItems` is an unknown keyword.
+        let schema = CompiledSchema::compile(&json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "prefixItems": [{"type": "string"}],
+            "items": [{"type": "integer"}]
+        }))
+        .unwrap();
+        assert!(schema.is_valid(&json!([1])));
+        assert!(!schema.is_valid(&json!(["a"])));
+    }
+
+    #[test]
+    fn remote_ref_is_not_fetched() {
+        let error =
+            CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
+        assert!(error.contains("https://example.com/s.json"), "{error}");
+    }
+
+    #[test]
+    fn local_ref_compiles() {
+        let schema = CompiledSchema::compile(&json!({
+            "$defs": {"n": {"type": "integer"}},
+            "properties": {"a": {"$ref": "#/$defs/n"}}
+        }))
+        .unwrap();
+        assert!(!schema.is_valid(&json!({"a": "x"})));
+    }
+
+    #[test]
+    fn every_violation_is_listed_with_its_path() {
+        let schema = CompiledSchema::compile(&json!({
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 1}},
+            "required": ["q", "n"]
+        }))
+        .unwrap();
+        let errors = schema.validate(&json!({"n": 0, "q": 5})).unwrap_err();
+        let paths: Vec<_> = errors.0.iter().map(|v| v.instance_path.as_str()).collect();
+        assert!(paths.contains(&"/q"), "{errors}");
+        assert!(paths.contains(&"/n"), "{errors}");
+        let text = errors.to_string();
+        assert!(text.contains("/q: 5 is not of type \"string\""), "{text}");
+        assert!(
+            text.contains("/n: 0 is less than the minimum of 1"),
+            "{text}"
+        );
+
+        let missing = schema.validate(&json!({})).unwrap_err().to_string();
+        assert!(
+            missing.contains("(root): \"q\" is a required property"),
+            "{missing}"
+        );
+        assert!(
+            missing.contains("(root): \"n\" is a required property"),
+            "{missing}"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_cut() {
+        let schema = CompiledSchema::compile(&json!({"type": "integer"})).unwrap();
+        let big = "é".repeat(1000);
+        let errors = schema.validate(&json!(big)).unwrap_err();
+        assert!(errors.0[0].message.len() <= MAX_VIOLATION_MESSAGE + '…'.len_utf8());
+    }
+}
