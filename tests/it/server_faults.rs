@@ -260,3 +260,40 @@ fn idle_connections_are_closed_when_configured() {
         "kept alive by default"
     );
 }
+
+#[test]
+fn a_required_token_is_checked_and_recorded() {
+    let config = ServerConfig {
+        require_token: Some("t0ken".into()),
+        ..ServerConfig::new(Era::Stateless)
+    };
+    assert!(
+        !format!("{config:?}").contains("t0ken"),
+        "Debug redacts the token"
+    );
+    let server = TestServer::start(config);
+    let mut conn = Conn::open(server.addr());
+    let body = modern_rpc(1, "server/discover", json!({}));
+    let mut headers = vec![
+        ACCEPT,
+        JSON,
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "server/discover"),
+    ];
+    let refused = conn.call("POST", &headers, Some(&body));
+    assert_eq!(refused.status, 401);
+    assert!(
+        refused
+            .header("www-authenticate")
+            .is_some_and(|v| v.starts_with("Bearer"))
+    );
+    headers.push(("Authorization", "Bearer t0ken"));
+    assert_eq!(conn.call("POST", &headers, Some(&body)).status, 200);
+    let seen: Vec<Option<String>> = server
+        .stats()
+        .received
+        .iter()
+        .map(|r| r.authorization.clone())
+        .collect();
+    assert_eq!(seen, vec![None, Some("Bearer t0ken".to_owned())]);
+}

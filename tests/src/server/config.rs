@@ -1,5 +1,6 @@
 //! How a [`TestServer`](super::TestServer) behaves: era, reply framing and injected faults.
 
+use std::fmt;
 use std::time::Duration;
 
 /// Which MCP protocol era the server speaks.
@@ -9,7 +10,10 @@ pub enum Era {
     Handshake,
     /// 2026-07-28: no sessions; every request carries its version and capabilities.
     Stateless,
-    /// Both on one endpoint, chosen per request (as the Python SDK does).
+    /// Both on one endpoint, chosen per request (as the Python SDK does): `initialize`, or any
+    /// request with `Mcp-Session-Id`, or one with neither a 2026 `MCP-Protocol-Version` header
+    /// nor `_meta` protocolVersion, is handshake-era. `server/discover` then lists the
+    /// handshake versions after 2026-07-28.
     #[default]
     Both,
 }
@@ -25,7 +29,7 @@ pub enum Reply {
 }
 
 /// Configuration of a [`TestServer`](super::TestServer).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerConfig {
     /// Protocol era(s) served.
     pub era: Era,
@@ -46,6 +50,29 @@ pub struct ServerConfig {
     pub close_idle_after: Option<Duration>,
     /// Handshake era: start every SSE stream with a priming event (an id and empty data).
     pub sse_priming: bool,
+    /// When set, every request must carry `Authorization: Bearer <token>` or gets HTTP 401.
+    /// Redacted in `Debug`.
+    pub require_token: Option<String>,
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("era", &self.era)
+            .field("reply", &self.reply)
+            .field("port", &self.port)
+            .field("page_size", &self.page_size)
+            .field("fault_tools", &self.fault_tools)
+            .field("initialize_fails", &self.initialize_fails)
+            .field("stall_initialize", &self.stall_initialize)
+            .field("close_idle_after", &self.close_idle_after)
+            .field("sse_priming", &self.sse_priming)
+            .field(
+                "require_token",
+                &self.require_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 impl Default for ServerConfig {
@@ -60,6 +87,7 @@ impl Default for ServerConfig {
             stall_initialize: false,
             close_idle_after: None,
             sse_priming: false,
+            require_token: None,
         }
     }
 }

@@ -100,6 +100,17 @@ pub(crate) async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Respo
         &parts.headers,
         parsed.as_ref().unwrap_or(&Value::Null),
     );
+    if let Some(token) = &shared.config.require_token {
+        let expected = format!("Bearer {token}");
+        if header_str(&parts.headers, "authorization") != Some(expected.as_str()) {
+            let mut resp = rpc::status(StatusCode::UNAUTHORIZED);
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer realm=\"mcp\""),
+            );
+            return resp;
+        }
+    }
     let era = shared.config.era;
     match parts.method {
         Method::POST => {

@@ -145,13 +145,17 @@ impl Out {
         let id = json!(format!("srv-{}", self.shared.next_number()));
         let answer = self.shared.expect_answer(&id, method);
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.open_stream();
+        let tx = self.tx.clone();
         if !self.event(&msg).await {
+            self.shared.forget_answer(&id);
             return None;
         }
-        let tx = self.tx.clone()?;
+        let tx = tx?;
         tokio::select! {
             got = answer => got.ok(),
             () = tx.closed() => {
+                self.shared.forget_answer(&id);
                 self.shared.stats.abandoned(self.request_id.clone());
                 None
             }

@@ -98,6 +98,11 @@ impl Shared {
         rx
     }
 
+    /// Drops a server request nobody will answer any more.
+    pub(crate) fn forget_answer(&self, id: &Value) {
+        lock(&self.pending).remove(&id.to_string());
+    }
+
     /// Routes a client's JSON-RPC response; false when no server request had that id.
     pub(crate) fn deliver_answer(&self, response: &Value) -> bool {
         let Some(id) = response.get("id") else {
