@@ -5,17 +5,26 @@
 //! - [`Secret`] carries a bearer token without ever printing it.
 //! - [`ToolEvent`] and friends are the events the host consumes, with their JSON shapes.
 //!
+//! - [`run_call`] runs one [`ToolCall`] through the pipeline with a [`ToolExecutor`].
+//!
 //! This crate does no network IO: executors (such as the MCP binding) do, inside the
 //! pipeline's rules.
 
 mod binding;
 mod config;
 mod event;
+mod executor;
+mod pipeline;
 mod schema;
 mod secret;
 
 pub use binding::Binding;
 pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
 pub use event::{ContentBlock, ErrorKind, ProgressEvent, ToolError, ToolEvent, ToolResultEvent};
+pub use executor::{
+    ExecContext, NoProgress, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor,
+    ToolFailure, ToolOutput,
+};
+pub use pipeline::{run_call, run_call_with};
 pub use schema::{CompiledSchema, Violation, Violations};
 pub use secret::{Secret, SecretError};

@@ -1,0 +1,252 @@
+//! What an executor implements and what it is given: the call, its binding and token, a
+//! progress reporter, a cancellation signal and a send marker.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::binding::Binding;
+use crate::event::{ContentBlock, ErrorKind, ProgressEvent};
+use crate::secret::Secret;
+
+/// One call of a tool, as the host asks for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The session's tenant; checked against the binding's `tenants`.
+    pub tenant: String,
+    /// The calling session.
+    pub session_id: String,
+    /// This call; also names its events.
+    pub call_id: String,
+    /// The arguments; checked against the binding's `input_schema`.
+    pub arguments: Value,
+}
+
+/// Where live progress events go. Called in order, from the task running the call.
+pub trait ProgressSink: Send + Sync {
+    /// Delivers one progress event.
+    fn progress(&self, event: ProgressEvent);
+}
+
+impl<F: Fn(ProgressEvent) + Send + Sync> ProgressSink for F {
+    fn progress(&self, event: ProgressEvent) {
+        self(event);
+    }
+}
+
+/// A sink that drops every event, for callers that do not show progress.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {
+    fn progress(&self, _event: ProgressEvent) {}
+}
+
+/// Turns an executor's progress reports into events for one call, dropping any report whose
+/// progress does not increase (or is not a finite number).
+pub struct ProgressReporter<'a> {
+    call_id: &'a str,
+    sink: &'a dyn ProgressSink,
+    last: Mutex<Option<f64>>,
+}
+
+impl<'a> ProgressReporter<'a> {
+    /// A reporter for call `call_id` that delivers to `sink`.
+    pub fn new(call_id: &'a str, sink: &'a dyn ProgressSink) -> Self {
+        Self {
+            call_id,
+            sink,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Reports progress; returns whether an event was delivered.
+    pub fn report(
+        &self,
+        progress: serde_json::Number,
+        total: Option<serde_json::Number>,
+        message: Option<String>,
+    ) -> bool {
+        let Some(value) = progress.as_f64().filter(|v| v.is_finite()) else {
+            return false;
+        };
+        {
+            let mut last = self
+                .last
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|last| value <= last) {
+                return false;
+            }
+            *last = Some(value);
+        }
+        self.sink.progress(ProgressEvent {
+            call_id: self.call_id.to_owned(),
+            progress,
+            total,
+            message,
+        });
+        true
+    }
+}
+
+impl fmt::Debug for ProgressReporter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressReporter")
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Records whether the tool invocation may have left Brain. The pipeline reads it when the
+/// deadline or a cancel interrupts the executor, to set `unknown_outcome`.
+#[derive(Debug, Default)]
+pub struct SendMarker(AtomicBool);
+
+impl SendMarker {
+    /// A marker that has not been set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Call right before sending the tool invocation itself (for MCP, the `tools/call`).
+    pub fn mark_sent(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Self::mark_sent`] was called.
+    pub fn was_sent(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Everything an executor gets for one call.
+///
+/// The pipeline has already checked the tenant and the arguments and read the token. If the
+/// deadline passes or the caller cancels, the pipeline drops the executor's future: cleanup
+/// that must happen anyway (for MCP: `notifications/cancelled`, closing the session) belongs
+/// in `Drop` and must not block. `cancel` fires too, for tasks the executor spawned.
+#[derive(Debug)]
+pub struct ExecContext<'a> {
+    /// The call.
+    pub call: &'a ToolCall,
+    /// The tool's binding.
+    pub binding: &'a Binding,
+    /// The bearer token from `token_env`; `None` when the binding names no variable.
+    pub token: Option<Secret>,
+    /// Where progress goes.
+    pub progress: &'a ProgressReporter<'a>,
+    /// Fires when the call is cancelled or times out.
+    pub cancel: CancellationToken,
+    /// Mark it right before sending the tool invocation.
+    pub sent: &'a SendMarker,
+}
+
+impl ExecContext<'_> {
+    /// Shorthand for `self.sent.mark_sent()`.
+    pub fn mark_sent(&self) {
+        self.sent.mark_sent();
+    }
+}
+
+/// What the tool returned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    /// Content blocks for the model.
+    pub content: Vec<ContentBlock>,
+    /// The structured result, if any.
+    pub structured_content: Option<Value>,
+    /// The tool reported an error itself (MCP `isError: true`).
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            ..Self::default()
+        }
+    }
+
+    /// The size the output limit applies to: the bytes of the JSON of `content` plus those of
+    /// `structured_content`. Counting stops once it passes `limit`, so the result is at most
+    /// `limit + 1`.
+    pub fn serialized_len(&self, limit: usize) -> usize {
+        let mut counter = Counter { count: 0, limit };
+        let fits = serde_json::to_writer(&mut counter, &self.content).is_ok()
+            && self
+                .structured_content
+                .as_ref()
+                .is_none_or(|value| serde_json::to_writer(&mut counter, value).is_ok());
+        if fits {
+            counter.count
+        } else {
+            limit.saturating_add(1)
+        }
+    }
+}
+
+/// Counts written bytes and fails once they pass the limit.
+struct Counter {
+    count: usize,
+    limit: usize,
+}
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.count = self.count.saturating_add(buf.len());
+        if self.count > self.limit {
+            Err(std::io::Error::other("over the limit"))
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Why an executor could not complete a call.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct ToolFailure {
+    /// The kind of failure.
+    pub kind: ErrorKind,
+    /// What went wrong. Never holds a secret.
+    pub message: String,
+    /// Whether the tool may have acted: false only when the invocation was never sent.
+    pub unknown_outcome: bool,
+}
+
+impl ToolFailure {
+    /// A failure before the invocation was sent (`unknown_outcome` false).
+    pub fn before_send(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            unknown_outcome: false,
+        }
+    }
+
+    /// A failure after the invocation may have been sent (`unknown_outcome` true).
+    pub fn after_send(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            unknown_outcome: true,
+        }
+    }
+}
+
+/// Carries calls to tools. Runs only inside [`crate::run_call`], which enforces the rules.
+#[async_trait]
+pub trait ToolExecutor: Send + Sync {
+    /// Performs one call.
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure>;
+}

@@ -1,0 +1,159 @@
+//! The call pipeline: the rules every tool call passes, whatever carries it.
+//!
+//! In order: tenant allowlist, argument validation, token, then the executor under the
+//! deadline (`timeout_seconds` over the whole call) and the caller's cancel, then the output
+//! limit and the output-schema check. A call refused before the executor never reaches it.
+
+use tokio_util::sync::CancellationToken;
+
+use crate::binding::Binding;
+use crate::event::{ErrorKind, ToolResultEvent};
+use crate::executor::{
+    ExecContext, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor, ToolOutput,
+};
+use crate::secret::{Secret, SecretError};
+
+/// Runs `call` of `binding` through the pipeline with `executor`, delivering progress to
+/// `sink`, and returns the one result event. Never panics and never returns early without
+/// a result: every outcome is an event.
+///
+/// When `cancel` fires or the deadline passes, the executor's future is dropped and the result
+/// is `cancelled` or `timeout`, with `unknown_outcome` set if the executor had marked the
+/// invocation as sent.
+pub async fn run_call(
+    binding: &Binding,
+    call: ToolCall,
+    executor: &dyn ToolExecutor,
+    sink: &dyn ProgressSink,
+    cancel: &CancellationToken,
+) -> ToolResultEvent {
+    run_call_with(binding, call, executor, sink, cancel, &Secret::from_env).await
+}
+
+/// [`run_call`] with the token lookup replaced, for tests and hosts that keep tokens
+/// elsewhere than in the process environment.
+pub async fn run_call_with(
+    binding: &Binding,
+    call: ToolCall,
+    executor: &dyn ToolExecutor,
+    sink: &dyn ProgressSink,
+    cancel: &CancellationToken,
+    token_lookup: &(dyn Fn(&str) -> Result<Secret, SecretError> + Sync),
+) -> ToolResultEvent {
+    let deadline = tokio::time::Instant::now() + binding.timeout;
+    let refuse =
+        |kind, message: String| ToolResultEvent::failure(&call.call_id, kind, message, false);
+
+    if !binding.allows_tenant(&call.tenant) {
+        return refuse(
+            ErrorKind::TenantNotAllowed,
+            format!(
+                "tenant \"{}\" may not use tool \"{}\"",
+                call.tenant, binding.name
+            ),
+        );
+    }
+    if let Err(violations) = binding.validate_arguments(&call.arguments) {
+        return refuse(
+            ErrorKind::InvalidArguments,
+            format!(
+                "arguments do not match the input schema of \"{}\": {violations}",
+                binding.name
+            ),
+        );
+    }
+    let token = match binding.token_env.as_deref().map(token_lookup).transpose() {
+        Ok(token) => token,
+        Err(error) => {
+            return refuse(
+                ErrorKind::MissingToken,
+                format!("no token for tool \"{}\": {error}", binding.name),
+            );
+        }
+    };
+    if cancel.is_cancelled() {
+        return refuse(ErrorKind::Cancelled, "the call was cancelled".to_owned());
+    }
+
+    let reporter = ProgressReporter::new(&call.call_id, sink);
+    let sent = SendMarker::new();
+    let exec_cancel = cancel.child_token();
+    let ctx = ExecContext {
+        call: &call,
+        binding,
+        token,
+        progress: &reporter,
+        cancel: exec_cancel.clone(),
+        sent: &sent,
+    };
+    let outcome = tokio::select! {
+        biased;
+        result = executor.execute(ctx) => Ok(result),
+        () = cancel.cancelled() => Err((ErrorKind::Cancelled, "the call was cancelled".to_owned())),
+        () = tokio::time::sleep_until(deadline) => Err((
+            ErrorKind::Timeout,
+            format!(
+                "tool \"{}\" did not finish within its timeout of {} s",
+                binding.name,
+                binding.timeout.as_secs()
+            ),
+        )),
+    };
+    // The executor's future is dropped by now; tell tasks it spawned, if it was interrupted.
+    let result = match outcome {
+        Ok(result) => result,
+        Err((kind, message)) => {
+            exec_cancel.cancel();
+            return ToolResultEvent::failure(&call.call_id, kind, message, sent.was_sent());
+        }
+    };
+    match result {
+        Ok(output) => finish(binding, &call.call_id, output),
+        Err(failure) => ToolResultEvent::failure(
+            &call.call_id,
+            failure.kind,
+            failure.message,
+            failure.unknown_outcome,
+        ),
+    }
+}
+
+/// Applies the output limit and the output-schema check to what the tool returned.
+fn finish(binding: &Binding, call_id: &str, output: ToolOutput) -> ToolResultEvent {
+    let limit = binding.max_output_bytes;
+    if output.serialized_len(limit) > limit {
+        return ToolResultEvent::failure(
+            call_id,
+            ErrorKind::OutputTooLarge,
+            format!(
+                "the result of tool \"{}\" is larger than its max_output_bytes ({limit} bytes)",
+                binding.name
+            ),
+            true,
+        );
+    }
+    if output.is_error {
+        return ToolResultEvent::tool_error(call_id, output.content, output.structured_content);
+    }
+    if binding.output_validator().is_some() {
+        let mismatch = match &output.structured_content {
+            None => Some("the tool returned no structured content".to_owned()),
+            Some(structured) => binding
+                .validate_output(structured)
+                .err()
+                .map(|violations| violations.to_string()),
+        };
+        if let Some(reason) = mismatch {
+            return ToolResultEvent::failure(
+                call_id,
+                ErrorKind::OutputSchemaMismatch,
+                format!(
+                    "the result of tool \"{}\" does not match its output_schema: {reason}",
+                    binding.name
+                ),
+                true,
+            );
+        }
+    }
+    ToolResultEvent::success(call_id, output.content, output.structured_content)
+}
