@@ -151,6 +151,12 @@ def capture_everything(url: str, out: Path, index: list[str]) -> None:
     scenario("elicitation", "trigger-elicitation-request: server sends elicitation/create, client declines",
              lambda s: s.request("tools/call", {"name": "trigger-elicitation-request", "arguments": {}},
                                  on_request=decline), {"elicitation": {}})
+    scenario("sampling-refused", "trigger-sampling-request: server sends sampling/createMessage, client answers an error",
+             lambda s: s.request("tools/call", {"name": "trigger-sampling-request",
+                                                "arguments": {"prompt": "hi", "maxTokens": 10}},
+                                 on_request=refuse), {"sampling": {}})
+    scenario("tools-list-roots-client", "tools/list for a client declaring roots",
+             lambda s: s.request("tools/list"), {"roots": {"listChanged": True}})
     scenario("ping", "ping", lambda s: s.request("ping"))
 
 
@@ -224,9 +230,14 @@ def capture_python(url: str, out: Path, index: list[str]) -> None:
                        lambda s: s.request("tools/call", {"name": "progress", "arguments": {"steps": 3}},
                                            progress_token="brain-call-1"))
     handshake_scenario("elicitation-refused",
-                       "handshake era tools/call ask: server sends elicitation/create, client answers an error",
+                       "handshake era tools/call ask from a client that declared no capabilities: the server "
+                       "still sends elicitation/create; the client answers an error, which becomes the call's error",
                        lambda s: s.request("tools/call", {"name": "ask", "arguments": {"question": "go on?"}},
-                                           on_request=refuse), ELICIT_CAPS)
+                                           on_request=refuse))
+    handshake_scenario("handshake-confirm-missing-capability",
+                       "handshake era tools/call confirm, no elicitation declared: -32021",
+                       lambda s: s.request("tools/call", {"name": "confirm", "arguments": {"question": "go on?"}},
+                                           on_request=refuse))
     handshake_scenario("elicitation-declined",
                        "handshake era tools/call ask: elicitation/create, client declines",
                        lambda s: s.request("tools/call", {"name": "ask", "arguments": {"question": "go on?"}},
@@ -303,6 +314,11 @@ What is left out:
 
 In the handshake-era scenarios after `initialize.jsonl` the initialize exchange is
 omitted: each file starts at the first request after `notifications/initialized`.
+The capabilities that session declared are named in the file's line below (none
+unless stated).
+
+Re-running the capture changes a few values and nothing else: timestamps and session
+ids inside tool texts, and the sealed `requestState` of `python/input-required.jsonl`.
 
 Files:
 """
