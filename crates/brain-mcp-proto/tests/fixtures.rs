@@ -44,16 +44,7 @@ fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// What the whole fixture set exercised, checked against the list.
-#[derive(Default)]
-struct Coverage {
-    seen: BTreeSet<&'static str>,
-}
-
-impl Coverage {
-    fn mark(&mut self, what: &'static str) {
-        self.seen.insert(what);
-    }
-}
+type Coverage = BTreeSet<&'static str>;
 
 const REQUIRED_COVERAGE: &[&str] = &[
     "initialize exchange",
@@ -171,14 +162,14 @@ fn check_params(method: &str, raw: &RawValue, errors: &mut String, at: &str, cov
         methods::TOOLS_CALL => drop(typed::<mcp::CallToolParams>(raw, errors, at)),
         methods::PROGRESS => {
             if typed::<mcp::ProgressParams>(raw, errors, at).is_some() {
-                cov.mark("progress notification");
+                cov.insert("progress notification");
             }
         }
         methods::CANCELLED => drop(typed::<mcp::CancelledParams>(raw, errors, at)),
         methods::MESSAGE => drop(typed::<mcp::LoggingMessageParams>(raw, errors, at)),
         methods::ELICITATION_CREATE => {
             if typed::<mcp::ElicitRequestParams>(raw, errors, at).is_some() {
-                cov.mark("elicitation request from a server");
+                cov.insert("elicitation request from a server");
             }
         }
         methods::SAMPLING_CREATE_MESSAGE => {
@@ -190,14 +181,14 @@ fn check_params(method: &str, raw: &RawValue, errors: &mut String, at: &str, cov
 
 fn check_call_result(result: &mcp::CallToolResult, cov: &mut Coverage) {
     if result.failed() {
-        cov.mark("isError result");
+        cov.insert("isError result");
     }
     if result.structured_content.is_some() {
-        cov.mark("structured result");
+        cov.insert("structured result");
     }
     for block in &result.content {
         match block {
-            ContentBlock::Image(_) => cov.mark("image result"),
+            ContentBlock::Image(_) => drop(cov.insert("image result")),
             ContentBlock::Unknown(raw) => {
                 panic!("a real server sent a block we do not model: {}", raw.get())
             }
@@ -217,7 +208,7 @@ fn check_result(
     match method {
         methods::INITIALIZE => {
             if let Some(r) = typed::<mcp::InitializeResult>(raw, errors, at) {
-                cov.mark("initialize exchange");
+                cov.insert("initialize exchange");
                 assert!(
                     brain_mcp_proto::version::negotiate_handshake(&r.protocol_version).is_ok(),
                     "{at}"
@@ -226,7 +217,7 @@ fn check_result(
         }
         methods::SERVER_DISCOVER => {
             if let Some(r) = typed::<mcp::DiscoverResult>(raw, errors, at) {
-                cov.mark("server/discover exchange");
+                cov.insert("server/discover exchange");
                 assert!(
                     brain_mcp_proto::version::pick_stateless(&r.supported_versions).is_some(),
                     "{at}"
@@ -236,7 +227,7 @@ fn check_result(
         methods::TOOLS_LIST => {
             if let Some(r) = typed::<mcp::ListToolsResult>(raw, errors, at) {
                 if r.next_cursor.is_some() {
-                    cov.mark("paginated tools/list");
+                    cov.insert("paginated tools/list");
                 }
                 for tool in &r.tools {
                     // Every real schema must at least be checkable.
@@ -247,7 +238,7 @@ fn check_result(
         methods::TOOLS_CALL => match CallToolResponse::decode(raw) {
             Ok(CallToolResponse::Complete(_)) => {
                 if let Some(r) = typed::<mcp::CallToolResult>(raw, errors, at) {
-                    cov.mark(if sse {
+                    cov.insert(if sse {
                         "tools/call answered as SSE"
                     } else {
                         "tools/call answered as JSON"
@@ -257,7 +248,7 @@ fn check_result(
             }
             Ok(CallToolResponse::InputRequired(_)) => {
                 if let Some(r) = typed::<mcp::InputRequiredResult>(raw, errors, at) {
-                    cov.mark("input_required result");
+                    cov.insert("input_required result");
                     for (key, req) in r.requests() {
                         let req = req.unwrap_or_else(|e| panic!("{at}: input request {key}: {e}"));
                         if req.method == methods::ELICITATION_CREATE {
@@ -350,7 +341,7 @@ fn check_file(path: &Path, errors: &mut String, cov: &mut Coverage) -> usize {
                         Some(method) => {
                             check_result(&method, r.result, errors, &at, cov, sse);
                             if method == methods::TOOLS_CALL && sse && progress_in_file {
-                                cov.mark("tools/call answered as SSE with progress");
+                                cov.insert("tools/call answered as SSE with progress");
                             }
                         }
                         None => {
@@ -375,7 +366,11 @@ fn fixtures_round_trip() {
     let mut files = Vec::new();
     jsonl_files(&dir, &mut files);
     files.sort();
-    assert!(dir.join("README.md").exists(), "{} lacks its README.md", dir.display());
+    assert!(
+        dir.join("README.md").exists(),
+        "{} lacks its README.md",
+        dir.display()
+    );
     assert!(
         files.len() >= MIN_FIXTURE_FILES,
         "expected at least {MIN_FIXTURE_FILES} fixture files, found {}",
@@ -390,12 +385,12 @@ fn fixtures_round_trip() {
     assert!(errors.is_empty(), "fixture problems:\n{errors}");
     let missing: Vec<_> = REQUIRED_COVERAGE
         .iter()
-        .filter(|c| !coverage.seen.contains(**c))
+        .filter(|c| !coverage.contains(**c))
         .collect();
     assert!(
         missing.is_empty(),
         "fixtures do not cover: {missing:?} (saw {:?})",
-        coverage.seen
+        coverage
     );
     eprintln!("{} files, {messages} messages round-tripped", files.len());
 }
