@@ -148,10 +148,13 @@ def capture_everything(url: str, out: Path, index: list[str]) -> None:
     scenario("call-research-needs-tasks", "tools/call simulate-research-query without task support",
              lambda s: s.request("tools/call", {"name": "simulate-research-query",
                                                 "arguments": {"topic": "mcp", "ambiguous": False}}))
-    scenario("elicitation", "trigger-elicitation-request: server sends elicitation/create, client declines",
+    scenario("elicitation",
+             "trigger-elicitation-request (elicitation declared): server sends elicitation/create, client declines",
              lambda s: s.request("tools/call", {"name": "trigger-elicitation-request", "arguments": {}},
                                  on_request=decline), {"elicitation": {}})
-    scenario("sampling-refused", "trigger-sampling-request: server sends sampling/createMessage, client answers an error",
+    scenario("sampling-refused",
+             "trigger-sampling-request (sampling declared): server sends sampling/createMessage, "
+             "client answers an error",
              lambda s: s.request("tools/call", {"name": "trigger-sampling-request",
                                                 "arguments": {"prompt": "hi", "maxTokens": 10}},
                                  on_request=refuse), {"sampling": {}})
@@ -239,7 +242,7 @@ def capture_python(url: str, out: Path, index: list[str]) -> None:
                        lambda s: s.request("tools/call", {"name": "confirm", "arguments": {"question": "go on?"}},
                                            on_request=refuse))
     handshake_scenario("elicitation-declined",
-                       "handshake era tools/call ask: elicitation/create, client declines",
+                       "handshake era tools/call ask (elicitation declared): elicitation/create, client declines",
                        lambda s: s.request("tools/call", {"name": "ask", "arguments": {"question": "go on?"}},
                                            on_request=decline), ELICIT_CAPS)
 
