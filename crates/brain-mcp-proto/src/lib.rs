@@ -27,6 +27,30 @@
 //! - [`version`]: known versions, their order, negotiation helpers.
 //! - [`meta`]: `_meta` keys and the 2026 request `_meta` builder.
 //! - [`headers`]: HTTP header names and the `x-mcp-header` rules.
+//!
+//! # Example
+//!
+//! ```
+//! use brain_mcp_proto::jsonrpc::{self, Incoming, Message, RequestId};
+//! use brain_mcp_proto::mcp::{self, CallToolResponse, ContentBlock};
+//!
+//! let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"4"}]}}"#;
+//! let Ok(Incoming::Single(Message::Response(response))) = jsonrpc::decode(line) else {
+//!     panic!("not a single response");
+//! };
+//! assert_eq!(response.id, RequestId::Number(3));
+//! // The result stays raw until the caller, who knows the method, asks for a type.
+//! match CallToolResponse::decode(response.result)? {
+//!     CallToolResponse::Complete(result) => {
+//!         assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "4"));
+//!     }
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//!
+//! let request = jsonrpc::encode_request(&RequestId::Number(4), mcp::methods::PING, &())?;
+//! assert_eq!(request, br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 #[doc(hidden)]
