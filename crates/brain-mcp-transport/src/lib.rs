@@ -1,1 +1,68 @@
 //! Streamable HTTP and stdio transports for MCP clients.
+//!
+//! # Layer
+//!
+//! This crate moves bytes. It sends one encoded JSON-RPC message per HTTP `POST` (or
+//! per stdio line) and hands back the text of every message the server sends in
+//! reply; `brain-mcp-proto` encodes and decodes them and the binding layer above
+//! decides what they mean. The transport only reads enough JSON-RPC to find the
+//! response to the request it carries, so that a reply stream can end there.
+//!
+//! The HTTP side is [`HttpClient`]: one hyper-util pool with rustls (ring), HTTP/1.1
+//! and h2 chosen by ALPN, plain `http` for local servers. [`HttpClient::post`] returns
+//! [`PostReply::Accepted`] or a [`ReplyStream`] whose [`ReplyStream::next`] yields
+//! [`Inbound`] messages in order, ending at our response. The SSE decoder is public as
+//! [`sse`].
+//!
+//! # Delivery contract
+//!
+//! Every [`TransportError`] says, through [`TransportError::delivery`], what the caller
+//! may assume:
+//! - [`Delivery::NotSent`]: the request never left (DNS, TCP, TLS, an invalid header,
+//!   a refused redirect before resending, hyper handing the request back unsent).
+//!   Sending it again is safe.
+//! - [`Delivery::MaybeSent`]: the server may have received and acted on it, but no
+//!   definite answer arrived (broken connection, a stream ending early, a body over
+//!   budget). Only requests without side effects may be repeated.
+//! - [`Delivery::Answered`]: the server answered, with an error status or a reply the
+//!   transport rejects; [`ErrorKind`] says which.
+//!
+//! A request marked [`PostRequest::idempotent`] is resent once, on a fresh connection,
+//! when a pooled connection turns out to have been closed by the server under it.
+//! Nothing else is retried here.
+//!
+//! # Memory
+//!
+//! Each exchange has a byte budget ([`PostRequest::budget`]) that every body read
+//! counts against, including error bodies and resumed streams, and SSE events are also
+//! capped one by one. Going over fails at once with [`ErrorKind::BodyTooLarge`] and the
+//! connection is dropped, not pooled.
+//!
+//! # Cancellation and drop safety
+//!
+//! Nothing here spawns a task of its own (hyper's connection drivers end with their
+//! connections). Dropping a [`HttpClient::post`] future or a [`ReplyStream`] stops the
+//! exchange at once and closes its connection, which in the 2026 protocol era is how a
+//! request is cancelled. A stream read to our response is drained (bounded in bytes
+//! and time) so its connection returns to the pool. Callers set their deadlines by
+//! wrapping calls in `tokio::time::timeout`.
+
+mod body;
+mod client;
+mod config;
+mod error;
+mod headers;
+mod media;
+mod post;
+mod rpc;
+pub mod sse;
+mod stream;
+
+pub use client::{BuildError, HttpClient};
+pub use config::ClientConfig;
+pub use error::{Delivery, ErrorKind, TransportError};
+pub use headers::{BearerToken, McpHeaders};
+pub use media::ContentType;
+pub use post::{Expect, PostReply, PostRequest, ResumePolicy};
+pub use rpc::{ErrorCode, RequestId};
+pub use stream::{Inbound, ReplyStream};

@@ -1,0 +1,120 @@
+//! Reading response bodies under a byte budget.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+
+use crate::error::{Delivery, ErrorKind, TransportError};
+
+/// The bytes an exchange may still receive. Shared by every body of one exchange
+/// (the POST reply and any resumed GET streams).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    limit: usize,
+    used: usize,
+}
+
+impl Budget {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self { limit, used: 0 }
+    }
+
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.limit - self.used
+    }
+
+    fn take(&mut self, n: usize) -> Result<(), TransportError> {
+        match self.used.checked_add(n) {
+            Some(total) if total <= self.limit => {
+                self.used = total;
+                Ok(())
+            }
+            _ => Err(too_large(self.limit)),
+        }
+    }
+}
+
+pub(crate) fn too_large(limit: usize) -> TransportError {
+    TransportError::new(
+        ErrorKind::BodyTooLarge { limit },
+        Delivery::MaybeSent,
+        format!("the server sent more than the {limit}-byte limit of this exchange"),
+    )
+}
+
+/// The next data chunk of `body`, counted against `budget`; `None` at the end.
+/// Trailers are skipped. A failure is an `Io` error with unknown delivery.
+pub(crate) async fn next_chunk(
+    body: &mut Incoming,
+    budget: &mut Budget,
+) -> Result<Option<Bytes>, TransportError> {
+    loop {
+        let Some(frame) = body.frame().await else {
+            return Ok(None);
+        };
+        let frame = frame.map_err(|e| {
+            TransportError::new(
+                ErrorKind::Io,
+                Delivery::MaybeSent,
+                "the connection failed while reading the reply body",
+            )
+            .with_source(e)
+        })?;
+        if let Ok(data) = frame.into_data() {
+            budget.take(data.len())?;
+            if !data.is_empty() {
+                return Ok(Some(data));
+            }
+        }
+    }
+}
+
+/// Reads the whole body under `budget`.
+pub(crate) async fn read_all(
+    body: &mut Incoming,
+    budget: &mut Budget,
+) -> Result<Bytes, TransportError> {
+    let Some(first) = next_chunk(body, budget).await? else {
+        return Ok(Bytes::new());
+    };
+    let Some(second) = next_chunk(body, budget).await? else {
+        return Ok(first);
+    };
+    let mut buf = BytesMut::with_capacity(first.len() + second.len());
+    buf.extend_from_slice(&first);
+    buf.extend_from_slice(&second);
+    while let Some(chunk) = next_chunk(body, budget).await? {
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Reads at most `cap` bytes of an error body; `None` if it was longer or failed
+/// (the prefix is then not trustworthy JSON anyway).
+pub(crate) async fn read_prefix(body: &mut Incoming, cap: usize) -> Option<Bytes> {
+    let mut budget = Budget::new(cap);
+    read_all(body, &mut budget).await.ok()
+}
+
+/// Reads the rest of a finished reply so its connection can go back to the pool.
+/// Gives up (the caller then drops the body, closing the connection) after
+/// `max_bytes` or `max_wait`. Returns true when the body ended cleanly.
+pub(crate) async fn drain(body: &mut Incoming, max_bytes: usize, max_wait: Duration) -> bool {
+    let mut budget = Budget::new(max_bytes);
+    let work = async {
+        loop {
+            match next_chunk(body, &mut budget).await {
+                Ok(Some(_)) => continue,
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+    };
+    tokio::time::timeout(max_wait, work).await.unwrap_or(false)
+}

@@ -1,0 +1,359 @@
+//! The pooled HTTP client: TLS, connection pool, redirects, stale-connection retry.
+
+use std::io;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderValue, LOCATION, USER_AGENT};
+use http::{Method, Request, Response, StatusCode, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use crate::config::ClientConfig;
+use crate::error::{Delivery, ErrorKind, TransportError, find_source};
+
+/// A cheap-to-clone handle on one connection pool. Clones share the pool.
+#[derive(Clone)]
+pub struct HttpClient {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    pub(crate) config: ClientConfig,
+    user_agent: Option<HeaderValue>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why an [`HttpClient`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// An extra root certificate was rejected.
+    #[error("extra root certificate {index} is not a valid CA certificate")]
+    BadRoot {
+        /// Its position in [`ClientConfig::extra_roots`].
+        index: usize,
+        /// What rustls said.
+        #[source]
+        source: rustls::Error,
+    },
+    /// The TLS configuration was rejected.
+    #[error("TLS configuration failed")]
+    Tls(#[source] rustls::Error),
+    /// The user agent is not a valid header value.
+    #[error("the configured user agent is not a valid header value")]
+    UserAgent,
+}
+
+/// One HTTP request as the transport sends it (re-sendable: the body is `Bytes`).
+pub(crate) struct Outgoing {
+    pub(crate) method: Method,
+    pub(crate) url: Uri,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    /// The request has no side effects: it may be resent once on a stale connection.
+    pub(crate) idempotent: bool,
+}
+
+impl HttpClient {
+    /// Builds a client: rustls with ring, HTTP/1.1 and h2 by ALPN, plain `http` too.
+    pub fn new(config: ClientConfig) -> Result<Self, BuildError> {
+        let mut roots = rustls::RootCertStore::empty();
+        if config.native_roots {
+            // Unreadable platform certificates are skipped. With no roots at all the
+            // client still serves plain `http`; `https` then fails as a TLS error.
+            let native = rustls_native_certs::load_native_certs();
+            let _ = roots.add_parsable_certificates(native.certs);
+        }
+        for (index, cert) in config.extra_roots.iter().enumerate() {
+            roots
+                .add(cert.clone())
+                .map_err(|source| BuildError::BadRoot { index, source })?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(BuildError::Tls)?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(config.connect_timeout));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(config.pool_idle_timeout)
+            .pool_max_idle_per_host(config.pool_max_idle_per_host)
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .build(https);
+        let user_agent = match &config.user_agent {
+            Some(ua) => Some(HeaderValue::from_str(ua).map_err(|_| BuildError::UserAgent)?),
+            None => None,
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                client,
+                config,
+                user_agent,
+            }),
+        })
+    }
+
+    /// The configuration this client was built with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.inner.config
+    }
+
+    /// Sends `out`, following same-origin 307/308 redirects and resending an
+    /// idempotent request once when a pooled connection turns out stale. Returns the
+    /// final response (any status other than a followed redirect).
+    pub(crate) async fn send(&self, out: Outgoing) -> Result<Response<Incoming>, TransportError> {
+        let mut url = out.url.clone();
+        let mut hops = 0;
+        let mut resent = false;
+        loop {
+            let mut req = Request::builder()
+                .method(out.method.clone())
+                .uri(url.clone())
+                .body(Full::new(out.body.clone()))
+                .map_err(|e| {
+                    invalid(&out.method, &url, "the request could not be built").with_source(e)
+                })?;
+            *req.headers_mut() = out.headers.clone();
+            if let Some(ua) = &self.inner.user_agent {
+                req.headers_mut().insert(USER_AGENT, ua.clone());
+            }
+            let resp = match self.inner.client.request(req).await {
+                Ok(resp) => resp,
+                Err(err) => {
+                    // An unsent request may always go again; one that may have been
+                    // written only when it has no side effects.
+                    let again = unsent(&err) || (out.idempotent && is_stale(&err));
+                    if again && !resent {
+                        tracing::debug!(origin = %origin(&url), "stale pooled connection; resending once");
+                        resent = true;
+                        continue;
+                    }
+                    return Err(classify(err, &out.method, &url));
+                }
+            };
+            let status = resp.status();
+            if !status.is_redirection() {
+                return Ok(resp);
+            }
+            let target = redirect_target(&out.method, &url, status, resp.headers())?;
+            hops += 1;
+            if hops > self.inner.config.max_redirects {
+                return Err(redirect_error(&out.method, &url, "too many redirects"));
+            }
+            // The redirect body is small; dropping it may close the connection, which
+            // costs one reconnect at most.
+            drop(resp);
+            url = target;
+        }
+    }
+}
+
+/// `METHOD scheme://host:port` for messages: never the path or query (they may hold
+/// keys), never user info.
+pub(crate) fn origin(url: &Uri) -> String {
+    let scheme = url.scheme_str().unwrap_or("?");
+    let host = url.host().unwrap_or("?");
+    match url.port_u16() {
+        Some(p) => format!("{scheme}://{host}:{p}"),
+        None => format!("{scheme}://{host}"),
+    }
+}
+
+pub(crate) fn place(method: &Method, url: &Uri) -> String {
+    format!("{method} {}", origin(url))
+}
+
+fn invalid(method: &Method, url: &Uri, what: &str) -> TransportError {
+    TransportError::new(
+        ErrorKind::InvalidRequest,
+        Delivery::NotSent,
+        format!("{}: {what}", place(method, url)),
+    )
+}
+
+fn redirect_error(method: &Method, url: &Uri, what: &str) -> TransportError {
+    TransportError::new(
+        ErrorKind::Redirect,
+        Delivery::Answered,
+        format!("{}: {what}", place(method, url)),
+    )
+}
+
+fn default_port(scheme: Option<&str>) -> Option<u16> {
+    match scheme {
+        Some("http") => Some(80),
+        Some("https") => Some(443),
+        _ => None,
+    }
+}
+
+fn same_origin(a: &Uri, b: &Uri) -> bool {
+    let (Some(ha), Some(hb)) = (a.host(), b.host()) else {
+        return false;
+    };
+    a.scheme() == b.scheme()
+        && ha.eq_ignore_ascii_case(hb)
+        && a.port_u16().or(default_port(a.scheme_str()))
+            == b.port_u16().or(default_port(b.scheme_str()))
+}
+
+/// Resolves `Location` against `base` (absolute, scheme-relative, absolute-path or
+/// relative-path references), dropping any fragment.
+pub(crate) fn resolve(base: &Uri, location: &str) -> Option<Uri> {
+    let location = location.split('#').next().unwrap_or_default().trim();
+    if location.is_empty() {
+        return None;
+    }
+    let scheme = base.scheme_str()?;
+    let authority = base.authority()?.as_str();
+    let text = if location.contains("://") {
+        location.to_owned()
+    } else if let Some(rest) = location.strip_prefix("//") {
+        format!("{scheme}://{rest}")
+    } else if location.starts_with('/') {
+        format!("{scheme}://{authority}{location}")
+    } else {
+        let path = base.path();
+        let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        let dir = if dir.is_empty() { "/" } else { dir };
+        format!("{scheme}://{authority}{dir}{location}")
+    };
+    let uri: Uri = text.parse().ok()?;
+    uri.host()?;
+    Some(uri)
+}
+
+fn redirect_target(
+    method: &Method,
+    url: &Uri,
+    status: StatusCode,
+    headers: &HeaderMap,
+) -> Result<Uri, TransportError> {
+    if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT {
+        return Err(redirect_error(
+            method,
+            url,
+            &format!("the server answered {status}; only 307 and 308 redirects are followed"),
+        ));
+    }
+    let target = headers
+        .get(LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|loc| resolve(url, loc))
+        .ok_or_else(|| redirect_error(method, url, "a redirect without a usable Location"))?;
+    if !same_origin(url, &target) {
+        return Err(redirect_error(
+            method,
+            url,
+            &format!(
+                "a redirect to another origin ({}) was refused; nothing was sent there",
+                origin(&target)
+            ),
+        ));
+    }
+    Ok(target)
+}
+
+/// True when hyper reports that a connection closed under a request it had (maybe)
+/// written: the classic race with a server closing an idle keep-alive connection.
+fn is_stale(err: &hyper_util::client::legacy::Error) -> bool {
+    if err.is_connect() {
+        return false;
+    }
+    if find_source::<hyper::Error>(err).is_some_and(hyper::Error::is_incomplete_message) {
+        return true;
+    }
+    find_source::<io::Error>(err).is_some_and(|io| {
+        matches!(
+            io.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::UnexpectedEof
+        )
+    })
+}
+
+/// hyper handed the request back unsent (reported as canceled): it never left.
+fn unsent(err: &hyper_util::client::legacy::Error) -> bool {
+    !err.is_connect() && find_source::<hyper::Error>(err).is_some_and(hyper::Error::is_canceled)
+}
+
+fn classify(err: hyper_util::client::legacy::Error, method: &Method, url: &Uri) -> TransportError {
+    let at = place(method, url);
+    if err.is_connect() {
+        let (kind, what) = if find_source::<rustls::Error>(&err).is_some() {
+            (ErrorKind::Tls, "the TLS handshake failed")
+        } else if find_source::<io::Error>(&err)
+            .is_some_and(|e| e.kind() == io::ErrorKind::TimedOut)
+        {
+            (ErrorKind::Timeout, "connecting timed out")
+        } else {
+            (ErrorKind::Connect, "connecting failed")
+        };
+        return TransportError::new(kind, Delivery::NotSent, format!("{at}: {what}"))
+            .with_source(err);
+    }
+    let delivery = if unsent(&err) {
+        Delivery::NotSent
+    } else {
+        Delivery::MaybeSent
+    };
+    TransportError::new(
+        ErrorKind::Io,
+        delivery,
+        format!("{at}: the connection failed before a reply arrived"),
+    )
+    .with_source(err)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Uri {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn resolves_locations() {
+        let base = u("http://h:8/a/mcp?x=1");
+        assert_eq!(resolve(&base, "/mcp/").unwrap(), u("http://h:8/mcp/"));
+        assert_eq!(resolve(&base, "mcp/").unwrap(), u("http://h:8/a/mcp/"));
+        assert_eq!(resolve(&base, "//o:9/p").unwrap(), u("http://o:9/p"));
+        assert_eq!(resolve(&base, "https://o/p#f").unwrap(), u("https://o/p"));
+        assert!(resolve(&base, "").is_none());
+    }
+
+    #[test]
+    fn origins() {
+        assert!(same_origin(&u("http://H/a"), &u("http://h:80/b")));
+        assert!(!same_origin(&u("http://h/a"), &u("https://h/a")));
+        assert!(!same_origin(&u("http://h:1/a"), &u("http://h:2/a")));
+        assert_eq!(origin(&u("http://user:pw@h:8/p?key=1")), "http://h:8");
+    }
+}

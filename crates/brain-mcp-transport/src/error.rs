@@ -1,0 +1,169 @@
+//! Transport errors, each carrying what is known about delivery.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use http::StatusCode;
+
+use crate::rpc::ErrorCode;
+
+/// What the caller may assume about the request when an exchange failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Delivery {
+    /// The request certainly did not reach the server (DNS, TCP or TLS failure, an
+    /// invalid request, a refused redirect, or hyper handed the request back unsent).
+    /// Resending it is safe.
+    NotSent,
+    /// The request may have reached the server, and the server may have acted on it,
+    /// but no definite answer came back (the connection broke, the body was too large,
+    /// the stream ended early).
+    MaybeSent,
+    /// The server gave a definite answer that is not a success: an error status, or
+    /// a reply this transport rejects (for example `202` to a request).
+    Answered,
+}
+
+/// The classification of a [`TransportError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The URL or a header value could not be used; nothing was sent.
+    InvalidRequest,
+    /// DNS resolution or the TCP connect failed (or timed out).
+    Connect,
+    /// The TLS handshake failed (for example an untrusted certificate).
+    Tls,
+    /// A deadline inside the transport passed (the caller's own deadlines surface as
+    /// a dropped future instead).
+    Timeout,
+    /// The connection failed while sending or receiving.
+    Io,
+    /// The server sent more bytes than the exchange's budget (or an SSE event larger
+    /// than the per-event limit).
+    BodyTooLarge {
+        /// The limit that was exceeded, in bytes.
+        limit: usize,
+    },
+    /// The server answered with an error status.
+    Status {
+        /// The HTTP status.
+        status: StatusCode,
+        /// A JSON-RPC error found in the body: its code and message.
+        rpc: Option<(ErrorCode, String)>,
+        /// The `WWW-Authenticate` value of a 401 or 403 reply.
+        www_authenticate: Option<String>,
+    },
+    /// A request carrying a session id was answered with 404: the session is gone.
+    SessionExpired,
+    /// The server's reply does not fit the exchange: `202` to a request, a JSON body
+    /// that is not our response, an unknown content type, malformed JSON.
+    UnexpectedReply,
+    /// The reply stream ended before our response arrived (and resuming was not
+    /// allowed, not possible, or exhausted).
+    StreamEnded,
+    /// The `Mcp-Session-Id` response header is repeated, comma-joined or not visible
+    /// ASCII.
+    InvalidSessionId,
+    /// A redirect that is not a same-origin 307/308, or too many hops.
+    Redirect,
+}
+
+/// An error from an HTTP or stdio exchange.
+///
+/// The message says what went wrong and where (the URL's origin, never its query, and
+/// never a header value: no bearer token or session id can leak through it).
+pub struct TransportError {
+    kind: ErrorKind,
+    delivery: Delivery,
+    message: String,
+    source: Option<Box<dyn StdError + Send + Sync>>,
+}
+
+impl TransportError {
+    pub(crate) fn new(kind: ErrorKind, delivery: Delivery, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            delivery,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn with_source(
+        mut self,
+        source: impl Into<Box<dyn StdError + Send + Sync>>,
+    ) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// What the caller may assume about the request.
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    /// The error's classification.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The human-readable message (also shown by `Display`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Debug for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TransportError")
+            .field("kind", &self.kind)
+            .field("delivery", &self.delivery)
+            .field("message", &self.message)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(src) = &self.source {
+            write!(f, ": {src}")?;
+            let mut next = src.source();
+            while let Some(inner) = next {
+                write!(f, ": {inner}")?;
+                next = inner.source();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StdError for TransportError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// Finds the first error of type `T` in a source chain. `io::Error` hides its inner
+/// error from `source()` (it returns the inner error's source), so look inside it.
+pub(crate) fn find_source<'a, T: StdError + 'static>(
+    err: &'a (dyn StdError + 'static),
+) -> Option<&'a T> {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(found) = e.downcast_ref::<T>() {
+            return Some(found);
+        }
+        cur = match e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
+            None => e.source(),
+        };
+    }
+    None
+}

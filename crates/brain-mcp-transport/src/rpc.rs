@@ -1,0 +1,67 @@
+//! The few JSON-RPC facts the transport needs, read with `brain-mcp-proto`.
+//!
+//! The transport never interprets results; it only has to know which message of a
+//! reply is the response to our request (so the stream can end there) and, for error
+//! statuses, the JSON-RPC error code and message.
+
+pub use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
+use brain_mcp_proto::jsonrpc::{Incoming, Message, decode, decode_raw};
+use serde_json::value::RawValue;
+
+/// How one message of a reply relates to our request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The response (or error response) to our request id, or an error response
+    /// without an id (the server could not read our request; it is ours by position).
+    OurResponse,
+    /// A response or error to some other id.
+    OtherResponse,
+    /// A request or notification from the server.
+    FromServer,
+}
+
+/// Splits a reply body or SSE data into messages, each with its text and role.
+///
+/// A batch array (allowed from 2025-03-26 servers) becomes its elements in order.
+pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<(String, Role)>, String> {
+    let trimmed = text.trim_start_matches([' ', '\t', '\r', '\n']);
+    if trimmed.starts_with('[') {
+        let items: Vec<&RawValue> = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
+        if items.is_empty() {
+            return Err("an empty JSON array".to_owned());
+        }
+        items
+            .into_iter()
+            .map(|raw| {
+                let message = decode_raw(raw).map_err(|e| e.to_string())?;
+                Ok((raw.get().to_owned(), role(&message, ours)))
+            })
+            .collect()
+    } else {
+        match decode(text.as_bytes()).map_err(|e| e.to_string())? {
+            Incoming::Single(m) => Ok(vec![(text.to_owned(), role(&m, ours))]),
+            Incoming::Batch(_) => Err("an unexpected batch".to_owned()),
+        }
+    }
+}
+
+fn role(message: &Message<'_>, ours: &RequestId) -> Role {
+    match message {
+        Message::Request(_) | Message::Notification(_) => Role::FromServer,
+        Message::Response(r) if &r.id == ours => Role::OurResponse,
+        Message::Error(e) if e.id.is_none() || e.id.as_ref() == Some(ours) => Role::OurResponse,
+        Message::Response(_) | Message::Error(_) => Role::OtherResponse,
+    }
+}
+
+/// The code and message of a JSON-RPC error response in an error body, if any.
+pub(crate) fn error_of(body: &[u8]) -> Option<(ErrorCode, String)> {
+    match decode(body).ok()? {
+        Incoming::Single(Message::Error(e)) => Some((e.error.code, e.error.message.into_owned())),
+        Incoming::Batch(ms) => ms.into_iter().find_map(|m| match m {
+            Message::Error(e) => Some((e.error.code, e.error.message.into_owned())),
+            _ => None,
+        }),
+        Incoming::Single(_) => None,
+    }
+}

@@ -1,0 +1,319 @@
+//! The reply stream of one POST: JSON or SSE, ending at our response.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use http::{Method, Uri};
+use hyper::body::Incoming;
+
+use crate::body::{self, Budget};
+use crate::client::{HttpClient, Outgoing, place};
+use crate::error::{Delivery, ErrorKind, TransportError};
+use crate::headers::{LAST_EVENT_ID, McpHeaders};
+use crate::media::{self, ContentType};
+use crate::post::unexpected;
+use crate::rpc::{self, RequestId, Role};
+use crate::sse::{SseDecoder, SseError, SseEvent};
+
+/// One JSON-RPC message the server sent for our POST.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound {
+    /// The message text: exactly one JSON-RPC message, to decode with `brain-mcp-proto`.
+    pub text: String,
+    /// This is the response to our request; the stream ends after it. An error
+    /// response without an id also counts (the server could not read our request).
+    pub is_final_response: bool,
+    /// The SSE event id this message arrived with, if any.
+    pub event_id: Option<String>,
+}
+
+/// What a handshake-era stream needs to resume with `GET` + `Last-Event-ID`.
+#[derive(Debug)]
+pub(crate) struct Resume {
+    pub(crate) client: HttpClient,
+    pub(crate) url: Uri,
+    pub(crate) headers: McpHeaders,
+    pub(crate) max_attempts: u32,
+    pub(crate) attempts: u32,
+}
+
+/// The messages a server sends for one POST, in order, ending with our response.
+///
+/// Dropping it early closes its connection (nothing is drained, no task is left).
+#[derive(Debug)]
+pub struct ReplyStream {
+    // Boxed: the state is large and `PostReply` moves it around.
+    inner: Box<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    at: String,
+    body: Option<Incoming>,
+    content_type: ContentType,
+    session_id: Option<String>,
+    id: RequestId,
+    budget: Budget,
+    client: HttpClient,
+    sse: SseDecoder,
+    queue: VecDeque<Inbound>,
+    resume: Option<Resume>,
+    events: Vec<SseEvent>,
+}
+
+impl ReplyStream {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        at: String,
+        body: Incoming,
+        content_type: ContentType,
+        session_id: Option<String>,
+        id: RequestId,
+        budget: Budget,
+        client: HttpClient,
+        resume: Option<Resume>,
+    ) -> Self {
+        let event_limit = client.config().sse_event_limit.min(budget.limit());
+        let inner = Box::new(State {
+            at,
+            body: Some(body),
+            content_type,
+            session_id,
+            id,
+            budget,
+            client,
+            sse: SseDecoder::new(event_limit),
+            queue: VecDeque::new(),
+            resume,
+            events: Vec::new(),
+        });
+        Self { inner }
+    }
+
+    /// The reply's validated `Mcp-Session-Id`, if it had one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.inner.session_id.as_deref()
+    }
+
+    /// Whether the reply is a JSON body or an event stream.
+    pub fn content_type(&self) -> ContentType {
+        self.inner.content_type
+    }
+
+    /// The next message, `None` after our response (or after an error).
+    ///
+    /// Dropping the future or the stream abandons the exchange and closes its
+    /// connection; a message already decoded but not yet returned is lost with it.
+    pub async fn next(&mut self) -> Option<Result<Inbound, TransportError>> {
+        self.inner.next().await
+    }
+}
+
+impl State {
+    async fn next(&mut self) -> Option<Result<Inbound, TransportError>> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                if item.is_final_response {
+                    self.queue.clear();
+                    self.finish().await;
+                }
+                return Some(Ok(item));
+            }
+            self.body.as_ref()?;
+            let step = match self.content_type {
+                ContentType::Json => self.read_json().await,
+                ContentType::EventStream => self.read_sse().await,
+            };
+            if let Err(e) = step {
+                // Dropping the body discards the connection.
+                self.body = None;
+                return Some(Err(e));
+            }
+        }
+    }
+
+    /// Reads the remaining bytes (bounded) so the connection can be pooled.
+    async fn finish(&mut self) {
+        if let Some(mut b) = self.body.take() {
+            let limit = self
+                .client
+                .config()
+                .drain_limit
+                .min(self.budget.remaining());
+            body::drain(&mut b, limit, self.client.config().drain_timeout).await;
+        }
+    }
+
+    async fn read_json(&mut self) -> Result<(), TransportError> {
+        let Some(b) = self.body.as_mut() else {
+            return Ok(());
+        };
+        let bytes = body::read_all(b, &mut self.budget).await?;
+        // The body is complete: the connection is already back in the pool.
+        self.body = None;
+        let text = utf8(&self.at, bytes)?;
+        let messages = rpc::split(&text, &self.id)
+            .map_err(|e| unexpected(format!("{}: the JSON reply is not JSON-RPC: {e}", self.at)))?;
+        let Some(last) = messages.iter().position(|(_, r)| *r == Role::OurResponse) else {
+            return Err(unexpected(format!(
+                "{}: the JSON reply is not the response to request {}",
+                self.at, self.id
+            )));
+        };
+        for (i, (text, _)) in messages.into_iter().take(last + 1).enumerate() {
+            self.queue.push_back(Inbound {
+                text,
+                is_final_response: i == last,
+                event_id: None,
+            });
+        }
+        Ok(())
+    }
+
+    async fn read_sse(&mut self) -> Result<(), TransportError> {
+        let Some(b) = self.body.as_mut() else {
+            return Ok(());
+        };
+        let Some(chunk) = body::next_chunk(b, &mut self.budget).await? else {
+            self.sse.finish();
+            return self.stream_ended().await;
+        };
+        let mut events = std::mem::take(&mut self.events);
+        let fed = self.sse.feed(&chunk, &mut events);
+        let result = fed.map_err(|e| sse_error(&self.at, e)).and_then(|()| {
+            for ev in events.drain(..) {
+                self.push_event(ev)?;
+            }
+            Ok(())
+        });
+        events.clear();
+        self.events = events;
+        result
+    }
+
+    fn push_event(&mut self, ev: SseEvent) -> Result<(), TransportError> {
+        // Priming events (an id, no data) only move the resume point.
+        if ev.data.trim().is_empty() {
+            return Ok(());
+        }
+        let messages = rpc::split(&ev.data, &self.id)
+            .map_err(|e| unexpected(format!("{}: an SSE event is not JSON-RPC: {e}", self.at)))?;
+        for (text, role) in messages {
+            self.queue.push_back(Inbound {
+                text,
+                is_final_response: role == Role::OurResponse,
+                event_id: ev.id.clone(),
+            });
+            if role == Role::OurResponse {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The event stream ended without our response: resume or fail at once.
+    async fn stream_ended(&mut self) -> Result<(), TransportError> {
+        self.body = None;
+        let ended = |at: &str, why: &str| {
+            TransportError::new(
+                ErrorKind::StreamEnded,
+                Delivery::MaybeSent,
+                format!("{at}: the event stream ended before the response ({why})"),
+            )
+        };
+        let Some(resume) = self.resume.as_mut() else {
+            return Err(ended(&self.at, "resuming is off for this protocol era"));
+        };
+        let Some(last_id) = self.sse.last_event_id().map(str::to_owned) else {
+            return Err(ended(&self.at, "no event id to resume from"));
+        };
+        let mut last_failure = None;
+        while resume.attempts < resume.max_attempts {
+            resume.attempts += 1;
+            let wait = self
+                .sse
+                .retry()
+                .map_or(self.client.config().default_retry, Duration::from_millis)
+                .min(self.client.config().max_retry);
+            tokio::time::sleep(wait).await;
+            match resume_get(resume, &last_id, &mut self.budget).await {
+                Ok(body) => {
+                    self.body = Some(body);
+                    self.sse.restart();
+                    return Ok(());
+                }
+                Err(e) => last_failure = Some(e),
+            }
+        }
+        let why = format!("{} resume attempt(s) failed", resume.attempts);
+        let err = ended(&self.at, &why);
+        Err(match last_failure {
+            Some(source) => err.with_source(source),
+            None => err,
+        })
+    }
+}
+
+/// One `GET` with `Last-Event-ID`; only a `200` event stream resumes.
+async fn resume_get(
+    resume: &Resume,
+    last_id: &str,
+    budget: &mut Budget,
+) -> Result<Incoming, TransportError> {
+    let at = place(&Method::GET, &resume.url);
+    let mut map = HeaderMap::new();
+    map.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    resume.headers.apply(&mut map)?;
+    let value = HeaderValue::from_str(last_id).map_err(|_| {
+        TransportError::new(
+            ErrorKind::UnexpectedReply,
+            Delivery::NotSent,
+            format!("{at}: the last event id cannot be sent as a header"),
+        )
+    })?;
+    map.insert(LAST_EVENT_ID, value);
+    let out = Outgoing {
+        method: Method::GET,
+        url: resume.url.clone(),
+        headers: map,
+        body: Bytes::new(),
+        idempotent: true,
+    };
+    let mut resp = resume.client.send(out).await?;
+    if !resp.status().is_success() {
+        let had_session = resume.headers.session_id.is_some();
+        return Err(resume
+            .client
+            .status_error(&at, &mut resp, had_session, budget)
+            .await);
+    }
+    let is_sse = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(media::classify)
+        == Some(ContentType::EventStream);
+    if !is_sse {
+        return Err(unexpected(format!(
+            "{at}: the resumed stream is not an event stream"
+        )));
+    }
+    Ok(resp.into_body())
+}
+
+fn sse_error(at: &str, e: SseError) -> TransportError {
+    match e {
+        SseError::EventTooLarge { limit } => TransportError::new(
+            ErrorKind::BodyTooLarge { limit },
+            Delivery::MaybeSent,
+            format!("{at}: {e}"),
+        ),
+    }
+}
+
+fn utf8(at: &str, bytes: Bytes) -> Result<String, TransportError> {
+    String::from_utf8(Vec::from(bytes))
+        .map_err(|_| unexpected(format!("{at}: the JSON reply is not UTF-8")))
+}

@@ -1,0 +1,312 @@
+//! JSON and SSE replies, headers, accepted notifications, typed reply errors.
+
+use std::time::Duration;
+
+use brain_mcp_transport::{
+    BearerToken, ContentType, Delivery, ErrorCode, ErrorKind, McpHeaders, PostReply,
+};
+use bytes::Bytes;
+use http::{Response, StatusCode};
+
+use crate::server::{Reply, TestBody, TestServer, handler, json, sse, status};
+use crate::{client, drain, exchange, notification, notify, post, response, stream};
+
+#[tokio::test]
+async fn json_reply_with_headers_and_session() {
+    let server = TestServer::start(handler(|seen| async move {
+        let id: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        assert_eq!(id["method"], "tools/list");
+        Reply::Respond(
+            Response::builder()
+                .header("content-type", "Application/JSON; charset=utf-8")
+                .header("mcp-session-id", "sess-1")
+                .body(TestBody::full(response(7)))
+                .unwrap(),
+        )
+    }))
+    .await;
+    let c = client();
+    let mut req = post(server.url("/mcp"), 7);
+    req.headers = McpHeaders {
+        session_id: Some("old-1".into()),
+        protocol_version: Some("2026-07-28".into()),
+        method: Some("tools/list".into()),
+        name: Some("x".into()),
+        params: vec![("Mcp-Param-Region".into(), "eu".into())],
+        bearer: Some(BearerToken::new("tok-123")),
+    };
+    let mut s = stream(c.post(req).await.unwrap());
+    assert_eq!(s.session_id(), Some("sess-1"));
+    assert_eq!(s.content_type(), ContentType::Json);
+    let (items, err) = drain(&mut s).await;
+    assert!(err.is_none());
+    assert_eq!(items.len(), 1);
+    assert!(items[0].is_final_response);
+    assert_eq!(items[0].text, response(7));
+    let seen = &server.seen()[0];
+    let h = &seen.headers;
+    assert_eq!(h["accept"], "application/json, text/event-stream");
+    assert_eq!(h["content-type"], "application/json");
+    assert_eq!(h["mcp-session-id"], "old-1");
+    assert_eq!(h["mcp-protocol-version"], "2026-07-28");
+    assert_eq!(h["mcp-method"], "tools/list");
+    assert_eq!(h["mcp-name"], "x");
+    assert_eq!(h["mcp-param-region"], "eu");
+    assert_eq!(h["authorization"], "Bearer tok-123");
+}
+
+#[tokio::test]
+async fn sse_reply_yields_messages_in_order_and_ends_at_our_response() {
+    let body = format!(
+        "id: p\ndata:\n\n: keep-alive\nevent: message\nid: 1\ndata: {}\n\n\
+         data: {{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"ping\"}}\n\n\
+         data: {{\"jsonrpc\":\"2.0\",\ndata: \"id\":3,\"result\":{{}}}}\n\n\
+         id: 9\ndata: {}\n\ndata: {}\n\n",
+        notification(1),
+        response(5),
+        notification(2),
+    );
+    let server = TestServer::start(handler(move |_| {
+        let body = body.clone();
+        async move { sse(body) }
+    }))
+    .await;
+    let c = client();
+    let mut s = stream(c.post(post(server.url("/mcp"), 5)).await.unwrap());
+    assert_eq!(s.content_type(), ContentType::EventStream);
+    let (items, err) = drain(&mut s).await;
+    assert!(err.is_none(), "{err:?}");
+    let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert_eq!(texts[0], notification(1));
+    assert!(texts[1].contains("\"ping\""));
+    // A multi-line data field is joined with a newline, and the response to another
+    // id is passed on without ending the stream.
+    assert_eq!(texts[2], "{\"jsonrpc\":\"2.0\",\n\"id\":3,\"result\":{}}");
+    assert!(!items[2].is_final_response);
+    assert_eq!(texts[3], response(5));
+    assert!(items[3].is_final_response);
+    assert_eq!(items[0].event_id.as_deref(), Some("1"));
+    assert_eq!(items[3].event_id.as_deref(), Some("9"));
+    // Nothing after our response is delivered.
+    assert!(s.next().await.is_none());
+}
+
+async fn chunked_sse(sep: &'static str) {
+    let server = TestServer::start(handler(move |_| async move {
+        let (tx, body) = TestBody::channel();
+        tokio::spawn(async move {
+            let text = format!(
+                "\u{FEFF}id: a{sep}data: {}{sep}{sep}data: {}{sep}{sep}",
+                notification(1),
+                response(1)
+            );
+            // Send byte by byte so every line end is split from its neighbours.
+            for b in text.into_bytes() {
+                if tx.send(Ok(Bytes::from(vec![b]))).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Reply::Respond(
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(body)
+                .unwrap(),
+        )
+    }))
+    .await;
+    let items = exchange(&client(), post(server.url("/mcp"), 1)).await;
+    assert_eq!(items.len(), 2, "separator {sep:?}");
+    assert_eq!(items[0].text, notification(1));
+    assert_eq!(items[1].text, response(1));
+    assert!(items[1].is_final_response);
+}
+
+#[tokio::test]
+async fn sse_with_crlf_line_ends_split_across_chunks() {
+    chunked_sse("\r\n").await;
+}
+
+#[tokio::test]
+async fn sse_with_cr_line_ends() {
+    chunked_sse("\r").await;
+}
+
+#[tokio::test]
+async fn notifications_are_accepted_with_202_204_or_empty_200() {
+    for code in [StatusCode::ACCEPTED, StatusCode::NO_CONTENT, StatusCode::OK] {
+        let server = TestServer::start(handler(move |_| async move { status(code) })).await;
+        let reply = client().post(notify(server.url("/mcp"))).await.unwrap();
+        assert!(matches!(reply, PostReply::Accepted), "{code}");
+    }
+}
+
+#[tokio::test]
+async fn a_request_answered_with_202_is_an_error_at_once() {
+    let server = TestServer::start(handler(|_| async { status(StatusCode::ACCEPTED) })).await;
+    let err = client()
+        .post(post(server.url("/mcp"), 1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::UnexpectedReply);
+    assert_eq!(err.delivery(), Delivery::Answered);
+    assert!(err.to_string().contains("202"), "{err}");
+}
+
+#[tokio::test]
+async fn a_json_body_with_the_wrong_id_is_an_error() {
+    for body in [response(99), notification(1)] {
+        let server = TestServer::start(handler(move |_| {
+            let body = body.clone();
+            async move { json(StatusCode::OK, body) }
+        }))
+        .await;
+        let mut s = stream(client().post(post(server.url("/mcp"), 1)).await.unwrap());
+        let (items, err) = drain(&mut s).await;
+        assert!(items.is_empty());
+        let err = err.expect("an error");
+        assert_eq!(err.kind(), &ErrorKind::UnexpectedReply);
+        assert!(err.to_string().contains("request 1"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_content_type_is_an_error() {
+    let server = TestServer::start(handler(|_| async {
+        Reply::Respond(
+            Response::builder()
+                .header("content-type", "text/html")
+                .body(TestBody::full("<html>"))
+                .unwrap(),
+        )
+    }))
+    .await;
+    let err = client()
+        .post(post(server.url("/mcp"), 1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::UnexpectedReply);
+    assert!(err.to_string().contains("text/html"));
+}
+
+#[tokio::test]
+async fn duplicate_or_joined_session_headers_are_rejected() {
+    for values in [&["a1", "a1"][..], &["a1, a1"][..], &["a 1"][..]] {
+        let server = TestServer::start(handler(move |_| async move {
+            let mut b = Response::builder().header("content-type", "application/json");
+            for v in values {
+                b = b.header("mcp-session-id", *v);
+            }
+            Reply::Respond(b.body(TestBody::full(response(1))).unwrap())
+        }))
+        .await;
+        let err = client()
+            .post(post(server.url("/mcp"), 1))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::InvalidSessionId, "{values:?}");
+    }
+}
+
+#[tokio::test]
+async fn not_found_with_a_session_means_the_session_expired() {
+    let server = TestServer::start(handler(|_| async { status(StatusCode::NOT_FOUND) })).await;
+    let c = client();
+    let mut req = post(server.url("/mcp"), 1);
+    req.headers.session_id = Some("s-1".into());
+    let err = c.post(req).await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::SessionExpired);
+    assert_eq!(err.delivery(), Delivery::Answered);
+    // Without a session id, 404 is just a status.
+    let err = c.post(post(server.url("/mcp"), 1)).await.unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::Status { status, .. } if *status == StatusCode::NOT_FOUND)
+    );
+}
+
+#[tokio::test]
+async fn error_statuses_carry_the_json_rpc_error_and_www_authenticate() {
+    let server = TestServer::start(handler(|seen| async move {
+        if seen.path == "/auth" {
+            return Reply::Respond(
+                Response::builder()
+                    .status(StatusCode::UNAUTHORIZED)
+                    .header("www-authenticate", "Bearer realm=\"mcp\"")
+                    .body(TestBody::empty())
+                    .unwrap(),
+            );
+        }
+        json(
+            StatusCode::BAD_REQUEST,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"header mismatch"}}"#,
+        )
+    }))
+    .await;
+    let c = client();
+    let mut req = post(server.url("/mcp"), 1);
+    req.headers.bearer = Some(BearerToken::new("very-secret-token"));
+    let err = c.post(req.clone()).await.unwrap_err();
+    match err.kind() {
+        ErrorKind::Status { status, rpc, .. } => {
+            assert_eq!(*status, StatusCode::BAD_REQUEST);
+            assert_eq!(
+                rpc,
+                &Some((ErrorCode(-32020), "header mismatch".to_owned()))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!format!("{err} {err:?}").contains("very-secret-token"));
+    req.url = server.url("/auth");
+    let err = c.post(req).await.unwrap_err();
+    match err.kind() {
+        ErrorKind::Status {
+            www_authenticate, ..
+        } => {
+            assert_eq!(www_authenticate.as_deref(), Some("Bearer realm=\"mcp\""));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!format!("{err} {err:?}").contains("very-secret-token"));
+}
+
+#[tokio::test]
+async fn delete_session_treats_405_as_done_and_is_bounded() {
+    let server = TestServer::start(handler(|seen| async move {
+        match seen.path.as_str() {
+            "/gone" => status(StatusCode::METHOD_NOT_ALLOWED),
+            "/stall" => {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                status(StatusCode::OK)
+            }
+            _ => status(StatusCode::OK),
+        }
+    }))
+    .await;
+    let c = client();
+    let h = McpHeaders {
+        protocol_version: Some("2025-11-25".into()),
+        method: Some("tools/call".into()),
+        ..McpHeaders::default()
+    };
+    let d = Duration::from_secs(2);
+    c.delete_session(&server.url("/mcp"), "s-9", &h, d)
+        .await
+        .unwrap();
+    c.delete_session(&server.url("/gone"), "s-9", &h, d)
+        .await
+        .unwrap();
+    let seen = &server.seen()[0];
+    assert_eq!(seen.method, http::Method::DELETE);
+    assert_eq!(seen.headers["mcp-session-id"], "s-9");
+    assert_eq!(seen.headers["mcp-protocol-version"], "2025-11-25");
+    assert!(seen.headers.get("mcp-method").is_none());
+    let start = std::time::Instant::now();
+    let err = c
+        .delete_session(&server.url("/stall"), "s-9", &h, Duration::from_millis(200))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Timeout);
+    assert!(start.elapsed() < Duration::from_secs(2));
+}

@@ -1,0 +1,87 @@
+//! Integration tests of the transport against real in-process servers and child processes.
+#![allow(clippy::unwrap_used, missing_docs, unreachable_pub)]
+
+mod exchange;
+mod faults;
+mod pool;
+mod redirect;
+mod resume;
+mod server;
+mod tls;
+
+use brain_mcp_transport::{
+    ClientConfig, Expect, HttpClient, Inbound, McpHeaders, PostReply, PostRequest, ReplyStream,
+    RequestId, ResumePolicy, TransportError,
+};
+
+pub fn config() -> ClientConfig {
+    ClientConfig {
+        native_roots: false,
+        ..ClientConfig::default()
+    }
+}
+
+pub fn client() -> HttpClient {
+    HttpClient::new(config()).expect("client")
+}
+
+pub fn request_body(id: i64, method: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#)
+}
+
+pub fn response(id: i64) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"ok":true}}}}"#)
+}
+
+pub fn notification(n: u32) -> String {
+    format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"n":{n}}}}}"#)
+}
+
+/// A `tools/list`-like request (idempotent) with id `id`.
+pub fn post(url: http::Uri, id: i64) -> PostRequest {
+    PostRequest {
+        url,
+        body: request_body(id, "tools/list").into(),
+        expect: Expect::Response(RequestId::Number(id)),
+        headers: McpHeaders::default(),
+        budget: 1 << 20,
+        resume: ResumePolicy::Never,
+        idempotent: true,
+    }
+}
+
+pub fn notify(url: http::Uri) -> PostRequest {
+    PostRequest {
+        body: r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        expect: Expect::Accepted,
+        idempotent: false,
+        ..post(url, 0)
+    }
+}
+
+pub fn stream(reply: PostReply) -> ReplyStream {
+    match reply {
+        PostReply::Stream(s) => s,
+        PostReply::Accepted => panic!("expected a reply stream, got Accepted"),
+    }
+}
+
+/// Every item until the stream ends; the error (if any) is last.
+pub async fn drain(s: &mut ReplyStream) -> (Vec<Inbound>, Option<TransportError>) {
+    let mut items = Vec::new();
+    while let Some(item) = s.next().await {
+        match item {
+            Ok(i) => items.push(i),
+            Err(e) => return (items, Some(e)),
+        }
+    }
+    (items, None)
+}
+
+/// Posts and reads the whole reply, expecting success.
+pub async fn exchange(c: &HttpClient, req: PostRequest) -> Vec<Inbound> {
+    let mut s = stream(c.post(req).await.expect("post"));
+    let (items, err) = drain(&mut s).await;
+    assert!(err.is_none(), "unexpected error {err:?}");
+    items
+}

@@ -1,0 +1,92 @@
+//! Connection reuse and the stale pooled connection race.
+
+use std::time::Duration;
+
+use brain_mcp_transport::{Delivery, ErrorKind, Expect, RequestId};
+use http::StatusCode;
+
+use crate::server::{Reply, TestServer, handler, json, sse, status};
+use crate::{client, exchange, notification, notify, post, request_body, response};
+
+#[tokio::test]
+async fn sequential_exchanges_reuse_one_connection() {
+    let server = TestServer::start(handler(|seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        match v["id"].as_i64() {
+            None => status(StatusCode::ACCEPTED),
+            Some(id) if id % 2 == 0 => json(StatusCode::OK, response(id)),
+            Some(id) => sse(format!(
+                "data: {}\n\ndata: {}\n\n",
+                notification(1),
+                response(id)
+            )),
+        }
+    }))
+    .await;
+    let c = client();
+    for id in 1..=6 {
+        let items = exchange(&c, post(server.url("/mcp"), id)).await;
+        assert!(items.last().unwrap().is_final_response);
+        c.post(notify(server.url("/mcp"))).await.unwrap();
+    }
+    assert_eq!(server.seen().len(), 12);
+    assert_eq!(
+        server.accepted(),
+        1,
+        "every exchange should reuse the first connection"
+    );
+}
+
+/// The second request on each connection is read and then the connection is closed
+/// without a reply: what a client sees when a server closes an idle keep-alive
+/// connection just as the request goes out.
+async fn closing_server() -> TestServer {
+    TestServer::start(handler(|seen| async move {
+        if seen.nth_on_conn == 2 {
+            return Reply::Close;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        json(StatusCode::OK, response(v["id"].as_i64().unwrap()))
+    }))
+    .await
+}
+
+#[tokio::test]
+async fn an_idempotent_request_on_a_stale_connection_is_resent_once() {
+    let server = closing_server().await;
+    let c = client();
+    exchange(&c, post(server.url("/mcp"), 1)).await;
+    let items = exchange(&c, post(server.url("/mcp"), 2)).await;
+    assert_eq!(items[0].text, response(2));
+    assert_eq!(server.accepted(), 2);
+    assert_eq!(server.seen().len(), 3);
+}
+
+#[tokio::test]
+async fn a_tools_call_on_a_stale_connection_is_not_resent_and_may_have_been_sent() {
+    let server = closing_server().await;
+    let c = client();
+    exchange(&c, post(server.url("/mcp"), 1)).await;
+    let mut call = post(server.url("/mcp"), 2);
+    call.body = request_body(2, "tools/call").into();
+    call.expect = Expect::Response(RequestId::Number(2));
+    call.idempotent = false;
+    let err = c.post(call).await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Io, "{err}");
+    assert_eq!(err.delivery(), Delivery::MaybeSent);
+    assert_eq!(server.seen().len(), 2, "never resent");
+}
+
+#[tokio::test]
+async fn connections_closed_by_the_server_while_idle_are_not_reused() {
+    let server = TestServer::start(handler(|_| async { json(StatusCode::OK, response(1)) })).await;
+    let c = client();
+    exchange(&c, post(server.url("/mcp"), 1)).await;
+    server.kill_connections();
+    server.wait_closed(1).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut call = post(server.url("/mcp"), 1);
+    call.idempotent = false;
+    exchange(&c, call).await;
+    assert_eq!(server.accepted(), 2);
+}

@@ -1,0 +1,103 @@
+//! HTTPS against a generated certificate authority; h2 by ALPN; a bad certificate.
+
+use std::sync::Arc;
+
+use brain_mcp_transport::{ClientConfig, Delivery, ErrorKind, HttpClient};
+use http::StatusCode;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair, KeyUsagePurpose};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use crate::server::{TestServer, handler, json};
+use crate::{exchange, post, response};
+
+struct Pki {
+    ca_der: CertificateDer<'static>,
+    ca_pem: String,
+    leaf: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+}
+
+fn pki() -> Pki {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca)
+        .unwrap();
+    Pki {
+        ca_der: ca.der().clone(),
+        ca_pem: ca.pem(),
+        leaf: leaf.der().clone(),
+        key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+    }
+}
+
+fn acceptor(pki: &Pki) -> tokio_rustls::TlsAcceptor {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![pki.leaf.clone()], pki.key.clone_key())
+        .unwrap();
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    tokio_rustls::TlsAcceptor::from(Arc::new(cfg))
+}
+
+async fn tls_server(pki: &Pki) -> TestServer {
+    TestServer::start_with(
+        handler(|_| async { json(StatusCode::OK, response(1)) }),
+        Some(acceptor(pki)),
+    )
+    .await
+}
+
+fn https(server: &TestServer) -> http::Uri {
+    format!("https://localhost:{}/mcp", server.addr.port())
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn https_with_a_trusted_test_ca_speaks_h2() {
+    let pki = pki();
+    let server = tls_server(&pki).await;
+    let c = HttpClient::new(ClientConfig {
+        extra_roots: vec![pki.ca_der.clone()],
+        ..crate::config()
+    })
+    .unwrap();
+    for _ in 0..3 {
+        let items = exchange(&c, post(https(&server), 1)).await;
+        assert!(items[0].is_final_response);
+    }
+    assert_eq!(server.seen()[0].version, http::Version::HTTP_2);
+    assert_eq!(server.accepted(), 1);
+}
+
+#[tokio::test]
+async fn a_certificate_from_an_unknown_ca_fails_as_tls_and_is_not_sent() {
+    let trusted = pki();
+    let served = pki();
+    let server = tls_server(&served).await;
+    let c = HttpClient::new(ClientConfig {
+        extra_roots: vec![trusted.ca_der.clone()],
+        ..crate::config()
+    })
+    .unwrap();
+    let err = c.post(post(https(&server), 1)).await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Tls, "{err}");
+    assert_eq!(err.delivery(), Delivery::NotSent);
+    assert!(server.seen().is_empty());
+}
+
+#[test]
+fn pem_roots_are_accepted() {
+    let pki = pki();
+    let mut cfg = crate::config();
+    assert_eq!(cfg.add_pem_roots(pki.ca_pem.as_bytes()).unwrap(), 1);
+    assert_eq!(cfg.extra_roots[0], pki.ca_der);
+}
