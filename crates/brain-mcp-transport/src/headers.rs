@@ -6,6 +6,9 @@ use http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::{Delivery, ErrorKind, TransportError};
 
+// Lowercase forms of the names in `brain_mcp_proto::headers` (a test checks they
+// match), so they can be used as static `HeaderName`s.
+
 /// `Mcp-Session-Id`.
 pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
 /// `MCP-Protocol-Version`.
@@ -116,10 +119,10 @@ fn invalid(message: String) -> TransportError {
     TransportError::new(ErrorKind::InvalidRequest, Delivery::NotSent, message)
 }
 
-/// True when `id` is a usable session id: non-empty visible ASCII (0x21..=0x7E) without
-/// a comma (a comma means a proxy joined repeated headers).
+/// True when `id` is a usable session id: non-empty visible ASCII without a comma (a
+/// comma means a proxy joined repeated headers).
 pub(crate) fn is_valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b',')
+    brain_mcp_proto::headers::is_valid_session_id(id) && !id.contains(',')
 }
 
 /// Reads the reply's `Mcp-Session-Id`: absent, one valid value, or an error.
@@ -152,6 +155,20 @@ pub(crate) fn session_id_of(map: &HeaderMap) -> Result<Option<String>, Transport
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_match_the_protocol_crate() {
+        use brain_mcp_proto::headers as p;
+        for (ours, theirs) in [
+            (MCP_SESSION_ID, p::MCP_SESSION_ID),
+            (MCP_PROTOCOL_VERSION, p::MCP_PROTOCOL_VERSION),
+            (MCP_METHOD, p::MCP_METHOD),
+            (MCP_NAME, p::MCP_NAME),
+            (LAST_EVENT_ID, p::LAST_EVENT_ID),
+        ] {
+            assert_eq!(ours, theirs.to_ascii_lowercase());
+        }
+    }
 
     #[test]
     fn token_is_hidden_and_header_is_sensitive() {

@@ -12,7 +12,7 @@
 //! and h2 chosen by ALPN, plain `http` for local servers. [`HttpClient::post`] returns
 //! [`PostReply::Accepted`] or a [`ReplyStream`] whose [`ReplyStream::next`] yields
 //! [`Inbound`] messages in order, ending at our response. The SSE decoder is public as
-//! [`sse`].
+//! [`sse`]; the stdio child process transport is [`stdio`].
 //!
 //! # Delivery contract
 //!
@@ -45,7 +45,8 @@
 //! exchange at once and closes its connection, which in the 2026 protocol era is how a
 //! request is cancelled. A stream read to our response is drained (bounded in bytes
 //! and time) so its connection returns to the pool. Callers set their deadlines by
-//! wrapping calls in `tokio::time::timeout`.
+//! wrapping calls in `tokio::time::timeout`. Dropping a [`stdio::StdioProcess`] kills
+//! the child; [`stdio::StdioProcess::close`] ends it gracefully first.
 
 mod body;
 mod client;
@@ -56,6 +57,7 @@ mod media;
 mod post;
 mod rpc;
 pub mod sse;
+pub mod stdio;
 mod stream;
 
 pub use client::{BuildError, HttpClient};

@@ -7,6 +7,7 @@ mod pool;
 mod redirect;
 mod resume;
 mod server;
+mod stdio;
 mod tls;
 
 use brain_mcp_transport::{
