@@ -22,24 +22,36 @@ log() { echo "peers/install.sh: $*" >&2; }
 
 install_everything() {
     local dir="$PEERS/everything"
-    local marker="$dir/.installed-$EVERYTHING_VERSION"
+    local lock_sum
+    lock_sum="$(sha256sum "$ROOT/peers/everything/package-lock.json" | cut -c1-12)"
+    local marker="$dir/.installed-$EVERYTHING_VERSION-$lock_sum"
     [[ -f "$marker" ]] && return 0
-    log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+    if ! grep -q "\"@modelcontextprotocol/server-everything\": \"$EVERYTHING_VERSION\"" \
+        "$ROOT/peers/everything/package.json"; then
+        log "peers/everything/package.json does not pin server-everything $EVERYTHING_VERSION"
+        return 1
+    fi
+    log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (npm ci, committed lockfile)"
     mkdir -p "$dir"
-    npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error \
-        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+    rm -f "$dir"/.installed-*
+    cp "$ROOT/peers/everything/package.json" "$ROOT/peers/everything/package-lock.json" "$dir/"
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
     test -f "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     touch "$marker"
 }
 
 install_python() {
     local venv="$PEERS/python-venv"
-    local marker="$venv/.installed-mcp-$PYTHON_MCP_VERSION"
+    local pins_sum
+    pins_sum="$(sha256sum "$ROOT/peers/python/constraints.txt" | cut -c1-12)"
+    local marker="$venv/.installed-mcp-$PYTHON_MCP_VERSION-$pins_sum"
     [[ -f "$marker" ]] && return 0
     log "installing mcp==$PYTHON_MCP_VERSION into $venv"
     local py="${PYTHON:-python3}"
     "$py" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PYTHON_MCP_VERSION"
+    rm -f "$venv"/.installed-*
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -c "$ROOT/peers/python/constraints.txt" "mcp==$PYTHON_MCP_VERSION"
     "$venv/bin/python" -c "import mcp.server.mcpserver"
     touch "$marker"
 }
