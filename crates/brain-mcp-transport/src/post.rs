@@ -100,9 +100,12 @@ impl HttpClient {
         let session_id = headers::session_id_of(resp.headers())?;
         let id = match req.expect {
             Expect::Accepted => {
-                // Any body of an accepted message is read (bounded) and ignored, so
-                // the connection can be reused.
-                body::read_all(resp.body_mut(), &mut budget).await?;
+                // A body on an accepted message means nothing. It is drained briefly so
+                // the connection can be reused; one that goes on (say, an event stream
+                // left open) is dropped with its connection rather than waited for.
+                let cfg = &self.inner.config;
+                let limit = cfg.drain_limit.min(budget.remaining());
+                body::drain(resp.body_mut(), limit, cfg.drain_timeout).await;
                 return Ok(PostReply::Accepted);
             }
             Expect::Response(id) => id,

@@ -310,3 +310,29 @@ async fn delete_session_treats_405_as_done_and_is_bounded() {
     assert_eq!(err.kind(), &ErrorKind::Timeout);
     assert!(start.elapsed() < Duration::from_secs(2));
 }
+
+#[tokio::test]
+async fn a_notification_answered_with_an_open_event_stream_does_not_hang() {
+    let server = TestServer::start(handler(|_| async {
+        let (tx, body) = TestBody::channel();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(tx);
+        });
+        Reply::Respond(
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(body)
+                .unwrap(),
+        )
+    }))
+    .await;
+    let reply = tokio::time::timeout(
+        Duration::from_secs(2),
+        client().post(notify(server.url("/mcp"))),
+    )
+    .await
+    .expect("no hang")
+    .unwrap();
+    assert!(matches!(reply, PostReply::Accepted));
+}

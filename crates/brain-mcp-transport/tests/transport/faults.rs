@@ -161,3 +161,22 @@ async fn a_refused_connection_is_not_sent() {
     assert_eq!(err.kind(), &ErrorKind::Connect, "{err}");
     assert_eq!(err.delivery(), Delivery::NotSent);
 }
+
+#[tokio::test]
+async fn dropping_a_reply_stream_early_closes_its_connection() {
+    let server = TestServer::start(streaming("text/event-stream", |tx| {
+        tokio::spawn(async move {
+            tx.send(Ok(format!("data: {}\n\n", notification(1)).into()))
+                .await
+                .ok();
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            drop(tx);
+        });
+    }))
+    .await;
+    let c = client();
+    let mut s = stream(c.post(post(server.url("/mcp"), 1)).await.unwrap());
+    assert!(!s.next().await.unwrap().unwrap().is_final_response);
+    drop(s);
+    server.wait_closed(1).await;
+}
