@@ -51,9 +51,14 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 
 /// Decodes one JSON-RPC message or a batch from `bytes`.
 ///
-/// A single leading UTF-8 byte order mark is skipped. Unknown members are
-/// ignored; `params` of `null` is treated as absent. Errors name the member
-/// and, inside a batch, the element at fault. Never panics.
+/// Rules: `"jsonrpc":"2.0"` is required; requests and responses need a
+/// non-null integer or string id; an error response may have no id (a
+/// missing, `null` or unreadable id gives `None`); exactly one of `result`
+/// and `error` (a `null` beside the other counts as absent); `method`
+/// excludes both. A single leading UTF-8 byte order mark is skipped, unknown
+/// members are ignored and `params: null` is treated as absent. An empty
+/// batch is an error; so is any bad element, whose index the error names.
+/// Never panics.
 pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, DecodeError> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     match first_significant(bytes) {
@@ -160,7 +165,14 @@ fn classify(env: Envelope<'_>) -> Result<Message<'_>, DecodeError> {
             })),
         };
     }
-    match (env.result, env.error) {
+    // JSON-RPC 1.0 style peers write the unused member as `null`; with the
+    // other member present, such a `null` means "absent".
+    let (result, error) = match (env.result, env.error) {
+        (Some(r), Some(e)) if is_null(e) => (Some(r), None),
+        (Some(r), Some(e)) if is_null(r) => (None, Some(e)),
+        other => other,
+    };
+    match (result, error) {
         (Some(_), Some(_)) => Err(DecodeError::new(DecodeErrorKind::ResultAndError)),
         (None, None) => Err(DecodeError::new(DecodeErrorKind::NeitherResultNorError)),
         (Some(result), None) => match env.id {

@@ -140,6 +140,19 @@ fn strictness_rules() {
 }
 
 #[test]
+fn a_null_partner_of_result_or_error_is_absent() {
+    let m = single(br#"{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":null}"#);
+    assert!(matches!(m, Message::Response(_)));
+    let m = single(br#"{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":1,"message":"x"}}"#);
+    assert!(matches!(m, Message::Error(_)));
+    // Only when the other member is there: a lone null error is still not an error object.
+    assert!(matches!(
+        kind_of(br#"{"jsonrpc":"2.0","id":1,"error":null}"#),
+        DecodeErrorKind::InvalidField { field: "error", .. }
+    ));
+}
+
+#[test]
 fn error_messages_say_what_and_where() {
     let e = decode(b"{\"jsonrpc\":\"2.0\",\n\"id\":1,").unwrap_err();
     let DecodeErrorKind::Json { line, .. } = e.kind else {
