@@ -15,6 +15,13 @@ pub fn decode_message(bytes: &[u8]) {
             exercise(&message);
         }
     }
+    if let Ok(parts) = crate::jsonrpc::raw_messages(bytes) {
+        for raw in parts {
+            if let Ok(message) = crate::jsonrpc::decode_raw(raw) {
+                exercise(&message);
+            }
+        }
+    }
     if let Ok(text) = std::str::from_utf8(bytes) {
         if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
             let _ = crate::headers::param_headers(&value);

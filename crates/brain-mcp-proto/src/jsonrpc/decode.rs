@@ -90,6 +90,33 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, DecodeError> {
     }
 }
 
+/// Splits `bytes` into the raw text of each message without decoding them:
+/// one element for a single object, one per element for a batch. Applies
+/// the same BOM, empty-batch and shape rules as [`decode`]; pair it with
+/// [`decode_raw`] when each message's own text must be kept or forwarded.
+pub fn raw_messages(bytes: &[u8]) -> Result<Vec<&RawValue>, DecodeError> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let json = |e: serde_json::Error| DecodeError::json(&e);
+    match first_significant(bytes) {
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(json)?;
+            if items.is_empty() {
+                return Err(DecodeError::new(DecodeErrorKind::EmptyBatch));
+            }
+            Ok(items)
+        }
+        _ => {
+            let raw: &RawValue = serde_json::from_slice(bytes).map_err(json)?;
+            if !raw.get().starts_with('{') {
+                return Err(DecodeError::new(DecodeErrorKind::NotAnObject {
+                    found: describe(raw),
+                }));
+            }
+            Ok(vec![raw])
+        }
+    }
+}
+
 /// Decodes exactly one message from an already-separated raw JSON value.
 pub fn decode_raw(raw: &RawValue) -> Result<Message<'_>, DecodeError> {
     let text = raw.get();

@@ -14,7 +14,7 @@ mod message;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{decode, decode_raw};
+pub use decode::{decode, decode_raw, raw_messages};
 pub use encode::{
     EncodeError, encode_bare_notification, encode_error, encode_notification, encode_request,
     encode_response,

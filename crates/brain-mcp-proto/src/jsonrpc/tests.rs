@@ -195,6 +195,30 @@ fn batches() {
 }
 
 #[test]
+fn raw_messages_split_without_decoding() {
+    let parts =
+        raw_messages(b"\xEF\xBB\xBF [{\"a\":1} , {\"jsonrpc\":\"2.0\",\"method\":\"n\"}]").unwrap();
+    let texts: Vec<&str> = parts.iter().map(|r| r.get()).collect();
+    assert_eq!(texts, [r#"{"a":1}"#, r#"{"jsonrpc":"2.0","method":"n"}"#]);
+    assert!(decode_raw(parts[0]).is_err());
+    assert_eq!(decode_raw(parts[1]).unwrap().method(), Some("n"));
+    let one = raw_messages(b" {\"x\":[1]}\n").unwrap();
+    assert_eq!(one[0].get(), r#"{"x":[1]}"#);
+    assert_eq!(
+        raw_messages(b"[]").unwrap_err().kind,
+        DecodeErrorKind::EmptyBatch
+    );
+    assert!(matches!(
+        raw_messages(b"\"s\"").unwrap_err().kind,
+        DecodeErrorKind::NotAnObject { .. }
+    ));
+    assert!(matches!(
+        raw_messages(b"{").unwrap_err().kind,
+        DecodeErrorKind::Json { .. }
+    ));
+}
+
+#[test]
 fn unknown_members_are_ignored() {
     let m = single(br#"{"jsonrpc":"2.0","id":1,"result":{},"extra":[1,2]}"#);
     assert!(m.is_response());
