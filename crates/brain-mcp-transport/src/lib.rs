@@ -40,8 +40,8 @@
 //!
 //! # Cancellation and drop safety
 //!
-//! Nothing here spawns a task of its own (hyper's connection drivers end with their
-//! connections). Dropping a [`HttpClient::post`] future or a [`ReplyStream`] stops the
+//! The HTTP side spawns no task of its own (hyper's connection drivers end with their
+//! connections); the stdio side has one stderr reader per child, aborted on drop. Dropping a [`HttpClient::post`] future or a [`ReplyStream`] stops the
 //! exchange at once and closes its connection, which in the 2026 protocol era is how a
 //! request is cancelled. A stream read to our response is drained (bounded in bytes
 //! and time) so its connection returns to the pool. Callers set their deadlines by

@@ -17,8 +17,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
-/// How to start a stdio server.
-#[derive(Debug, Clone)]
+/// How to start a stdio server. `Debug` shows environment variable names only: their
+/// values often hold credentials.
+#[derive(Clone)]
 pub struct StdioConfig {
     /// The program to run (looked up on `PATH` when not a path).
     pub program: OsString,
@@ -68,6 +69,22 @@ impl StdioConfig {
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
         self
+    }
+}
+
+impl std::fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let env: Vec<_> = self.env.iter().map(|(k, _)| k).collect();
+        f.debug_struct("StdioConfig")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("clear_env", &self.clear_env)
+            .field("cwd", &self.cwd)
+            .field("max_line", &self.max_line)
+            .field("stderr_limit", &self.stderr_limit)
+            .field("close_grace", &self.close_grace)
+            .finish()
     }
 }
 
@@ -322,7 +339,15 @@ impl Ring {
 
 #[cfg(test)]
 mod tests {
-    use super::Ring;
+    use super::{Ring, StdioConfig};
+
+    #[test]
+    fn debug_hides_environment_values() {
+        let cfg = StdioConfig::new("srv").env("API_KEY", "hunter2");
+        let shown = format!("{cfg:?}");
+        assert!(shown.contains("API_KEY"));
+        assert!(!shown.contains("hunter2"));
+    }
 
     #[test]
     fn ring_keeps_the_last_bytes() {
