@@ -5,3 +5,4 @@ mod server_faults;
 mod server_handshake;
 mod server_http;
 mod server_stateless;
+mod server_stats;

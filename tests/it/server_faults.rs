@@ -218,19 +218,6 @@ fn ping_first_needs_the_clients_answer() {
 }
 
 #[test]
-fn cancellations_and_connections_are_recorded() {
-    let server = TestServer::start(ServerConfig::new(Era::Handshake));
-    let mut s = Session::open(server.addr());
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "timeout"}});
-    assert_eq!(s.post(&cancel.to_string()).status, 202);
-    let _other = Session::open(server.addr());
-    let stats = server.stats();
-    assert_eq!(stats.cancelled_request_ids(), vec![json!(7)]);
-    assert_eq!(stats.connections, 2);
-    assert_eq!(stats.received[2].session_id.as_deref(), Some(s.id.as_str()));
-}
-
-#[test]
 fn idle_connections_are_closed_when_configured() {
     let config = ServerConfig {
         close_idle_after: Some(Duration::from_millis(100)),
@@ -262,38 +249,75 @@ fn idle_connections_are_closed_when_configured() {
 }
 
 #[test]
-fn a_required_token_is_checked_and_recorded() {
-    let config = ServerConfig {
-        require_token: Some("t0ken".into()),
-        ..ServerConfig::new(Era::Stateless)
+fn server_requests_and_odd_notifications() {
+    let server = TestServer::start(ServerConfig::new(Era::Handshake));
+    let s = Session::open(server.addr());
+    let mut answers = Session {
+        conn: Conn::open(server.addr()),
+        id: s.id.clone(),
+        version: s.version.clone(),
     };
-    assert!(
-        !format!("{config:?}").contains("t0ken"),
-        "Debug redacts the token"
-    );
-    let server = TestServer::start(config);
-    let mut conn = Conn::open(server.addr());
-    let body = modern_rpc(1, "server/discover", json!({}));
-    let mut headers = vec![
-        ACCEPT,
-        JSON,
-        ("MCP-Protocol-Version", MODERN),
-        ("Mcp-Method", "server/discover"),
-    ];
-    let refused = conn.call("POST", &headers, Some(&body));
-    assert_eq!(refused.status, 401);
-    assert!(
-        refused
-            .header("www-authenticate")
-            .is_some_and(|v| v.starts_with("Bearer"))
-    );
-    headers.push(("Authorization", "Bearer t0ken"));
-    assert_eq!(conn.call("POST", &headers, Some(&body)).status, 200);
-    let seen: Vec<Option<String>> = server
-        .stats()
-        .received
+    let headers: Vec<(String, String)> = s
+        .headers()
         .iter()
-        .map(|r| r.authorization.clone())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    assert_eq!(seen, vec![None, Some("Bearer t0ken".to_owned())]);
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    for (i, (tool, method)) in [
+        ("sampling", "sampling/createMessage"),
+        ("roots", "roots/list"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let c = Conn::open(server.addr());
+        let (_, _, body) = c.stream(
+            &headers,
+            &rpc(
+                20 + i as u64,
+                "tools/call",
+                json!({"name": tool, "arguments": {}}),
+            ),
+        );
+        let mut sse = SseReader::new(body);
+        let ask = sse.next_message().expect("a server request");
+        assert_eq!(ask["method"], method);
+        let refuse = json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -32601, "message": "not supported"}});
+        assert_eq!(answers.post(&refuse.to_string()).status, 202);
+        let result = sse.next_message().expect("the result");
+        assert_eq!(result["result"]["isError"], true, "{tool}: {result}");
+    }
+    let methods: Vec<String> = server
+        .stats()
+        .client_answers
+        .iter()
+        .map(|(m, _)| m.clone())
+        .collect();
+    assert_eq!(methods, ["sampling/createMessage", "roots/list"]);
+
+    let mut s = s;
+    let bad = s.post(&rpc(
+        30,
+        "tools/call",
+        json!({"name": "bad_progress", "arguments": {}, "_meta": {"progressToken": "p"}}),
+    ));
+    let values: Vec<Value> = bad
+        .sse()
+        .iter()
+        .filter_map(|m| m.pointer("/params/progress").cloned())
+        .collect();
+    assert_eq!(values, [json!(1), json!(1), json!(3), json!(2), json!(4)]);
+
+    let logged = s
+        .post(&rpc(
+            31,
+            "tools/call",
+            json!({"name": "logging", "arguments": {}}),
+        ))
+        .sse();
+    assert_eq!(logged[0]["method"], "notifications/message");
+    assert_eq!(logged[1]["result"]["content"][0]["text"], "logged");
 }

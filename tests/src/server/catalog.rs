@@ -10,7 +10,7 @@ pub(crate) const DEMO_TOOLS: [&str; 6] =
     ["echo", "progress", "image", "structured", "fail", "elicit"];
 
 /// Tools offered only when [`ServerConfig::fault_tools`](super::ServerConfig::fault_tools) is set.
-pub(crate) const FAULT_TOOLS: [&str; 9] = [
+pub(crate) const FAULT_TOOLS: [&str; 13] = [
     "hang",
     "drop_mid",
     "huge",
@@ -20,6 +20,10 @@ pub(crate) const FAULT_TOOLS: [&str; 9] = [
     "rpc_error",
     "ping_first",
     "slow",
+    "sampling",
+    "roots",
+    "bad_progress",
+    "logging",
 ];
 
 /// Whether `name` is callable on this server.
@@ -86,6 +90,18 @@ fn describe(name: &str) -> Value {
         "rpc_error" => ("Answers with a JSON-RPC internal error.", none(), None),
         "ping_first" => (
             "Pings the client and needs its answer before replying.",
+            none(),
+            None,
+        ),
+        "sampling" => ("Asks the client to sample an LLM message.", none(), None),
+        "roots" => ("Asks the client for its roots.", none(), None),
+        "bad_progress" => (
+            "Reports progress 1, 1, 3, 2, 4 (out of 4), then returns \"done\".",
+            none(),
+            None,
+        ),
+        "logging" => (
+            "Sends a log notification, then returns \"logged\".",
             none(),
             None,
         ),

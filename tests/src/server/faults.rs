@@ -45,6 +45,27 @@ pub(crate) async fn run(call: &Call, out: &mut Out) -> Outcome {
             Some(answer) if answer.get("result").is_some() => text("pong received", false),
             Some(_) => text("the ping was answered with an error", true),
         },
+        "sampling" => {
+            let params = json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "Say hi."}}],
+                "maxTokens": 16,
+            });
+            ask(out, "sampling/createMessage", params).await
+        }
+        "roots" => ask(out, "roots/list", json!({})).await,
+        "bad_progress" => bad_progress(call, out).await,
+        "logging" => {
+            let note = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "logger": "test-server", "data": "about to answer"},
+            });
+            if out.event(&note).await {
+                text("logged", false)
+            } else {
+                Outcome::Done
+            }
+        }
         _ => match arg_u64(call, "ms", None, 600_000) {
             Ok(ms) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -53,6 +74,34 @@ pub(crate) async fn run(call: &Call, out: &mut Out) -> Outcome {
             Err(e) => e,
         },
     }
+}
+
+/// Sends server request `method` and reports what the client answered.
+async fn ask(out: &mut Out, method: &str, params: serde_json::Value) -> Outcome {
+    match out.request(method, params).await {
+        None => Outcome::Done,
+        Some(answer) => match answer.get("error") {
+            Some(err) => text(&format!("{method} refused: {err}"), true),
+            None => text(&format!("{method} answered: {}", answer["result"]), false),
+        },
+    }
+}
+
+/// Progress that repeats and goes backwards, which clients must drop.
+async fn bad_progress(call: &Call, out: &mut Out) -> Outcome {
+    if let Some(token) = &call.progress_token {
+        for value in [1, 1, 3, 2, 4] {
+            let note = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": value, "total": 4, "message": format!("value {value}")},
+            });
+            if !out.event(&note).await {
+                return Outcome::Done;
+            }
+        }
+    }
+    text("done", false)
 }
 
 /// Opens the stream and keeps it open, with keep-alive comments so a closed client is noticed.

@@ -25,6 +25,7 @@ mod tools;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -123,6 +124,56 @@ impl TestServer {
     /// A snapshot of what the server has seen so far.
     pub fn stats(&self) -> Stats {
         self.shared.stats.snapshot()
+    }
+
+    /// Switches the era served from now on (connections and sessions stay), e.g. to test
+    /// that a client notices a server that changed era under a cached verdict.
+    pub fn set_era(&self, era: Era) {
+        self.shared.set_era(era);
+    }
+
+    /// Waits (asynchronously, inside any Tokio runtime with time enabled) until `check`
+    /// holds on the stats or `timeout` passes; returns the last snapshot and whether it held.
+    /// Use it for effects a client produces off the caller's path (cancel, DELETE).
+    pub async fn wait_for(
+        &self,
+        timeout: Duration,
+        check: impl Fn(&Stats) -> bool,
+    ) -> (Stats, bool) {
+        let mut changes = self.shared.stats.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            changes.borrow_and_update();
+            let stats = self.stats();
+            if check(&stats) {
+                return (stats, true);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return (stats, false);
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                _ => {
+                    let stats = self.stats();
+                    let held = check(&stats);
+                    return (stats, held);
+                }
+            }
+        }
+    }
+
+    /// Blocking form of [`TestServer::wait_for`], for tests without a runtime. Do not call it
+    /// on a runtime thread that the client under test needs.
+    pub fn wait_until(&self, timeout: Duration, check: impl Fn(&Stats) -> bool) -> (Stats, bool) {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let stats = self.stats();
+            if check(&stats) || std::time::Instant::now() >= deadline {
+                let held = check(&stats);
+                return (stats, held);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 

@@ -27,7 +27,7 @@ pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a s
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-fn record(shared: &Shared, method: &Method, headers: &HeaderMap, body: &Value) {
+fn record(shared: &Shared, method: &Method, headers: &HeaderMap, body: &Value) -> usize {
     let h = |name: &str| header_str(headers, name).map(str::to_owned);
     shared.stats.received(Received {
         http_method: method.as_str().to_owned(),
@@ -43,7 +43,8 @@ fn record(shared: &Shared, method: &Method, headers: &HeaderMap, body: &Value) {
         mcp_name: h("mcp-name"),
         accept: h("accept"),
         authorization: h("authorization"),
-    });
+        status: None,
+    })
 }
 
 fn accepts_both(headers: &HeaderMap) -> bool {
@@ -94,12 +95,22 @@ pub(crate) async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Respo
         Bytes::new()
     };
     let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
-    record(
+    let index = record(
         &shared,
         &parts.method,
         &parts.headers,
         parsed.as_ref().unwrap_or(&Value::Null),
     );
+    let resp = answer(&shared, &parts, parsed).await;
+    shared.stats.answered(index, resp.status().as_u16());
+    resp
+}
+
+async fn answer(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    parsed: Option<Value>,
+) -> Response<Body> {
     if let Some(token) = &shared.config.require_token {
         let expected = format!("Bearer {token}");
         if header_str(&parts.headers, "authorization") != Some(expected.as_str()) {
@@ -111,7 +122,7 @@ pub(crate) async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Respo
             return resp;
         }
     }
-    let era = shared.config.era;
+    let era = shared.era();
     match parts.method {
         Method::POST => {
             if !accepts_both(&parts.headers) {
@@ -138,12 +149,12 @@ pub(crate) async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Respo
                 Era::Both => is_modern(&parts.headers, &msg),
             };
             if modern {
-                stateless::post(&shared, &parts.headers, msg).await
+                stateless::post(shared, &parts.headers, msg).await
             } else {
-                handshake::post(&shared, &parts.headers, msg).await
+                handshake::post(shared, &parts.headers, msg).await
             }
         }
-        Method::DELETE if era != Era::Stateless => handshake::delete(&shared, &parts.headers),
+        Method::DELETE if era != Era::Stateless => handshake::delete(shared, &parts.headers),
         _ => {
             let mut resp = rpc::status(StatusCode::METHOD_NOT_ALLOWED);
             let allow = if era == Era::Stateless {

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::config::ServerConfig;
+use super::config::{Era, ServerConfig};
 use super::stats::Recorder;
 
 /// One handshake-era session.
@@ -29,6 +29,7 @@ struct Pending {
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
+    era: Mutex<Era>,
     pub(crate) stats: Recorder,
     sessions: Mutex<HashMap<String, Session>>,
     pending: Mutex<HashMap<String, Pending>>,
@@ -42,12 +43,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Shared {
     pub(crate) fn new(config: ServerConfig) -> Self {
         Self {
+            era: Mutex::new(config.era),
             config,
             stats: Recorder::default(),
             sessions: Mutex::default(),
             pending: Mutex::default(),
             counter: AtomicU64::new(1),
         }
+    }
+
+    /// The era served now (starts as `config.era`; tests may switch it).
+    pub(crate) fn era(&self) -> Era {
+        *lock(&self.era)
+    }
+
+    pub(crate) fn set_era(&self, era: Era) {
+        *lock(&self.era) = era;
     }
 
     /// A number unique within this server.

@@ -26,7 +26,7 @@ type Reject = (i64, String, Option<Value>);
 
 fn supported(shared: &Shared) -> Vec<&'static str> {
     let mut v = vec![VERSION];
-    if shared.config.era == Era::Both {
+    if shared.era() == Era::Both {
         v.extend(VERSIONS);
     }
     v

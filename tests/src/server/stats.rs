@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Mutex;
 
 use serde_json::Value;
+use tokio::sync::watch;
 
 /// One HTTP request that reached the MCP endpoint, recorded before it was validated.
 #[derive(Clone, Default)]
@@ -28,6 +29,8 @@ pub struct Received {
     pub accept: Option<String>,
     /// `Authorization` header value (redacted in `Debug`).
     pub authorization: Option<String>,
+    /// The HTTP status answered; `None` while the response head has not been produced.
+    pub status: Option<u16>,
 }
 
 impl Received {
@@ -58,6 +61,7 @@ impl fmt::Debug for Received {
                 "authorization",
                 &self.authorization.as_ref().map(|_| "<redacted>"),
             )
+            .field("status", &self.status)
             .field("body", &self.body)
             .finish_non_exhaustive()
     }
@@ -121,30 +125,65 @@ impl Stats {
 }
 
 /// The live, shared recorder behind [`Stats`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Recorder {
     inner: Mutex<Stats>,
+    changes: watch::Sender<u64>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::default(),
+            changes: watch::Sender::new(0),
+        }
+    }
 }
 
 impl Recorder {
+    /// Changes the stats and wakes every waiter.
     fn with<R>(&self, f: impl FnOnce(&mut Stats) -> R) -> R {
-        let mut guard = self
-            .inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut guard)
+        let out = {
+            let mut guard = self
+                .inner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&mut guard)
+        };
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        out
+    }
+
+    /// A receiver that is marked changed whenever anything is recorded.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     pub(crate) fn snapshot(&self) -> Stats {
-        self.with(|s| s.clone())
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn connection(&self) {
         self.with(|s| s.connections += 1);
     }
 
-    pub(crate) fn received(&self, r: Received) {
-        self.with(|s| s.received.push(r));
+    /// Records a request; returns its index for [`Recorder::answered`].
+    pub(crate) fn received(&self, r: Received) -> usize {
+        self.with(|s| {
+            s.received.push(r);
+            s.received.len() - 1
+        })
+    }
+
+    pub(crate) fn answered(&self, index: usize, status: u16) {
+        self.with(|s| {
+            if let Some(r) = s.received.get_mut(index) {
+                r.status = Some(status);
+            }
+        });
     }
 
     pub(crate) fn session_opened(&self, id: &str) {
