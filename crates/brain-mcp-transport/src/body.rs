@@ -80,6 +80,11 @@ pub(crate) async fn read_all(
     body: &mut Incoming,
     budget: &mut Budget,
 ) -> Result<Bytes, TransportError> {
+    // A declared length over the budget fails before any byte is read.
+    let declared = hyper::body::Body::size_hint(body).lower();
+    if usize::try_from(declared).map_or(true, |n| n > budget.remaining()) {
+        return Err(too_large(budget.limit()));
+    }
     let Some(first) = next_chunk(body, budget).await? else {
         return Ok(Bytes::new());
     };

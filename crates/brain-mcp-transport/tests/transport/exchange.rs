@@ -336,3 +336,19 @@ async fn a_notification_answered_with_an_open_event_stream_does_not_hang() {
     .unwrap();
     assert!(matches!(reply, PostReply::Accepted));
 }
+
+#[tokio::test]
+async fn a_json_batch_reply_is_split_into_messages() {
+    let body = format!("[{}, {}]", notification(1), response(1));
+    let server = TestServer::start(handler(move |_| {
+        let body = body.clone();
+        async move { json(StatusCode::OK, body) }
+    }))
+    .await;
+    let items = exchange(&client(), post(server.url("/mcp"), 1)).await;
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].text, notification(1));
+    assert!(!items[0].is_final_response);
+    assert_eq!(items[1].text, response(1));
+    assert!(items[1].is_final_response);
+}

@@ -180,3 +180,19 @@ async fn dropping_a_reply_stream_early_closes_its_connection() {
     drop(s);
     server.wait_closed(1).await;
 }
+
+#[tokio::test]
+async fn a_declared_length_over_budget_fails_before_reading() {
+    let server = TestServer::start(handler(|_| async {
+        crate::server::json(http::StatusCode::OK, vec![b' '; 4096])
+    }))
+    .await;
+    let mut req = post(server.url("/mcp"), 1);
+    req.budget = 1024;
+    let mut s = stream(client().post(req).await.unwrap());
+    let (_, err) = drain(&mut s).await;
+    assert_eq!(
+        err.expect("error").kind(),
+        &ErrorKind::BodyTooLarge { limit: 1024 }
+    );
+}
