@@ -7,6 +7,30 @@
 //!
 //! The server runs on its own thread with its own Tokio runtime, so it works from plain and
 //! async tests alike; dropping the [`TestServer`] stops it.
+//!
+//! Tools ([`DEMO_TOOLS`] always, [`FAULT_TOOLS`] when [`ServerConfig::fault_tools`] is set):
+//!
+//! | tool | behaviour |
+//! |---|---|
+//! | `echo {text}` | text result |
+//! | `progress {steps=3, delay_ms=10}` | `notifications/progress` 1..=steps (when the call has a progressToken), then "done" |
+//! | `image` | a 1x1 PNG ([`IMAGE_PNG_BASE64`]) |
+//! | `structured {a, b}` | `structuredContent {"sum"}` plus its JSON as text; has an outputSchema |
+//! | `fail` | `isError: true` |
+//! | `elicit` | handshake: `elicitation/create` on the stream, waits for the POSTed answer; 2026: `input_required` |
+//! | `hang` | SSE stream with keep-alive comments, never a result |
+//! | `drop_mid` | head and part of the body, then the connection is aborted |
+//! | `huge {bytes}` | a text result of that many characters, generated as it is read |
+//! | `audio`, `resource_link` | content types Brain does not support |
+//! | `bad_structured` | structuredContent that breaks its outputSchema |
+//! | `rpc_error` | JSON-RPC error -32603 |
+//! | `ping_first` | server `ping` on the stream; answers after the client's response |
+//! | `sampling`, `roots` | `sampling/createMessage` / `roots/list` on the stream, like `elicit` |
+//! | `bad_progress` | progress 1, 1, 3, 2, 4 of 4, then "done" |
+//! | `logging` | `notifications/message`, then "logged" |
+//! | `slow {ms}` | answers after `ms` milliseconds |
+//!
+//! A client's closing of a result stream is recorded in [`Stats::abandoned_streams`].
 
 mod body;
 mod catalog;
