@@ -1,1 +1,27 @@
 //! The MCP binding: tool discovery and the call path from a Brain session to an MCP server.
+//!
+//! - [`McpExecutor`] runs MCP bindings inside `brain-tools-core`'s pipeline, in either
+//!   protocol era, one fresh session per call where the server needs sessions.
+//! - [`discover`] reads a server's tools and turns the named ones into bindings
+//!   (the `mcp-tools` command).
+//! - [`McpClient`] is the state they share: the connection pool, each server's era, and
+//!   the background tasks that close sessions.
+//!
+//! The binaries `mcp-call` and `mcp-tools` are thin wrappers over [`cmd`].
+
+mod call;
+mod client;
+pub mod cmd;
+mod convert;
+pub mod discover;
+mod era;
+mod exchange;
+mod failure;
+pub mod flags;
+mod probe;
+mod session;
+pub mod text;
+
+pub use call::{ENVELOPE_ALLOWANCE, McpExecutor};
+pub use client::{CLEANUP_STEP_DEADLINE, McpClient};
+pub use era::Era;

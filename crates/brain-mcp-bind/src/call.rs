@@ -1,0 +1,299 @@
+//! The executor behind MCP bindings: one `tools/call`, in whichever era the server speaks.
+
+use async_trait::async_trait;
+use brain_mcp_proto::headers::{param_header_values, param_headers};
+use brain_mcp_proto::jsonrpc::{self, Incoming, Message, RequestId};
+use brain_mcp_proto::mcp::{
+    CallToolParams, ClientCapabilities, ProgressParams, RequestMeta, methods, parse,
+};
+use brain_mcp_proto::meta::{BRAIN_SCOPE, RequestMetaBuilder};
+use brain_mcp_proto::version::ProtocolVersion;
+use brain_mcp_transport::{BearerToken, Expect, PostReply, ReplyStream};
+use brain_tools_core::{
+    ErrorKind, ExecContext, ProgressReporter, ToolExecutor, ToolFailure, ToolOutput,
+};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::client::{McpClient, Target};
+use crate::era::Era;
+use crate::exchange::{self, Outgoing, StepError, Wire};
+use crate::{convert, failure, probe};
+
+/// Extra room in a call's read budget over `max_output_bytes`, for the JSON-RPC envelope
+/// and progress notifications; the exact limit is applied to the converted output.
+pub const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
+
+/// Runs MCP bindings. Share one per process: it holds the connection pool and era cache.
+#[derive(Clone, Debug)]
+pub struct McpExecutor {
+    client: McpClient,
+}
+
+impl McpExecutor {
+    /// An executor using `client`.
+    pub fn new(client: McpClient) -> Self {
+        Self { client }
+    }
+
+    /// The shared client (for [`McpClient::flush`] before exit).
+    pub fn client(&self) -> &McpClient {
+        &self.client
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for McpExecutor {
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        let binding = ctx.binding;
+        let (Some(url), Some(tool)) = (binding.url.as_deref(), binding.mcp_tool.as_deref()) else {
+            return Err(ToolFailure::before_send(
+                ErrorKind::ConnectFailed,
+                format!(
+                    "binding {:?} is not an MCP binding (url and mcp_tool are required)",
+                    binding.name
+                ),
+            ));
+        };
+        let bearer = ctx.token.as_ref().map(|t| BearerToken::new(t.expose()));
+        let target = Target::new(url, bearer)
+            .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?;
+        let era = probe::era_of(&self.client, &target)
+            .await
+            .map_err(failure::before_call)?;
+        let call = CallSpec {
+            tool,
+            arguments: ctx.call.arguments.as_object().cloned().unwrap_or_default(),
+            token: RequestId::String(ctx.call.call_id.clone()),
+            scope: json!({
+                "tenant_id": ctx.call.tenant,
+                "session_id": ctx.call.session_id,
+                "call_id": ctx.call.call_id,
+            }),
+            budget: binding.max_output_bytes.saturating_add(ENVELOPE_ALLOWANCE),
+            input_schema: &binding.input_schema,
+        };
+        match era {
+            Era::Handshake => self.call_in_session(&target, &call, &ctx).await,
+            Era::Stateless(version) => self.call_stateless(&target, version, &call, &ctx).await,
+        }
+    }
+}
+
+/// What one call sends.
+struct CallSpec<'a> {
+    tool: &'a str,
+    arguments: Map<String, Value>,
+    token: RequestId,
+    scope: Value,
+    budget: usize,
+    input_schema: &'a Value,
+}
+
+impl McpExecutor {
+    async fn call_in_session(
+        &self,
+        target: &Target,
+        call: &CallSpec<'_>,
+        ctx: &ExecContext<'_>,
+    ) -> Result<ToolOutput, ToolFailure> {
+        let mut session = probe::open_session(&self.client, target)
+            .await
+            .map_err(failure::before_call)?;
+        let mut meta = RequestMeta {
+            progress_token: Some(call.token.clone()),
+            ..RequestMeta::default()
+        };
+        meta.extra
+            .insert(BRAIN_SCOPE.to_owned(), call.scope.clone());
+        let id = self.client.next_id();
+        let body = encode_call(&id, call, meta)?;
+        let headers = exchange::headers(
+            target,
+            session.wire(),
+            methods::TOOLS_CALL,
+            None,
+            Vec::new(),
+        );
+        ctx.mark_sent();
+        session.set_in_flight(Some(id.clone()));
+        let reply = exchange::post(
+            &self.client,
+            target,
+            session.wire(),
+            Outgoing {
+                headers,
+                body,
+                expect: Expect::Response(id.clone()),
+                budget: call.budget,
+                idempotent: false,
+            },
+        )
+        .await;
+        let answer = match reply {
+            Ok(reply) => {
+                self.read_call(target, session.wire(), reply, ctx.progress, &call.token)
+                    .await
+            }
+            Err(e) => Err(StepError::Transport(e)),
+        };
+        if answered(&answer) {
+            session.set_in_flight(None);
+        }
+        drop(session);
+        finish(answer)
+    }
+
+    async fn call_stateless(
+        &self,
+        target: &Target,
+        version: ProtocolVersion,
+        call: &CallSpec<'_>,
+        ctx: &ExecContext<'_>,
+    ) -> Result<ToolOutput, ToolFailure> {
+        let meta = RequestMetaBuilder::new(version, ClientCapabilities::default())
+            .client_info(self.client.info().clone())
+            .progress_token(call.token.clone())
+            .extra(BRAIN_SCOPE, call.scope.clone())
+            .build();
+        let params = param_headers(call.input_schema)
+            .map(|found| param_header_values(&found, &call.arguments))
+            .unwrap_or_default();
+        let id = self.client.next_id();
+        let body = encode_call(&id, call, meta)?;
+        let wire = Wire::Stateless(version);
+        let headers = exchange::headers(target, wire, methods::TOOLS_CALL, Some(call.tool), params);
+        ctx.mark_sent();
+        let reply = exchange::post(
+            &self.client,
+            target,
+            wire,
+            Outgoing {
+                headers,
+                body,
+                expect: Expect::Response(id),
+                budget: call.budget,
+                idempotent: false,
+            },
+        )
+        .await;
+        let answer = match reply {
+            Ok(reply) => {
+                self.read_call(target, wire, reply, ctx.progress, &call.token)
+                    .await
+            }
+            Err(e) => Err(StepError::Transport(e)),
+        };
+        if let Err(StepError::Rpc { code, .. }) = &answer
+            && probe::invalidates_era(*code)
+        {
+            self.client.eras().forget(&target.key);
+        }
+        finish(answer)
+    }
+
+    /// Reads a `tools/call` reply to its response: progress becomes events, pings are
+    /// answered, and a request for user input is refused and fails the call.
+    async fn read_call(
+        &self,
+        target: &Target,
+        wire: Wire<'_>,
+        reply: PostReply,
+        progress: &ProgressReporter<'_>,
+        token: &RequestId,
+    ) -> Result<Box<RawValue>, StepError> {
+        let PostReply::Stream(mut stream) = reply else {
+            return Err(StepError::Protocol(
+                "the server accepted tools/call without answering it".into(),
+            ));
+        };
+        loop {
+            let inbound = exchange::next(&mut stream).await?;
+            if inbound.is_final_response {
+                return exchange::final_result(&inbound);
+            }
+            match jsonrpc::decode(inbound.text.as_bytes()) {
+                Ok(Incoming::Single(Message::Notification(n))) if n.method == methods::PROGRESS => {
+                    report_progress(n.params, progress, token);
+                }
+                Ok(Incoming::Single(Message::Request(r))) => {
+                    let method = r.method.into_owned();
+                    exchange::respond_refusal(&self.client, target, wire, &r.id, &method).await;
+                    if asks_for_user_input(&method) {
+                        drop_stream(stream);
+                        return Err(StepError::UserInput(format!(
+                            "the server sent {method}: it needs user input Brain cannot give"
+                        )));
+                    }
+                }
+                // Logging and other notifications, and responses to other ids, are not ours.
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Closes a reply stream early (its connection is not reused).
+fn drop_stream(stream: ReplyStream) {
+    drop(stream);
+}
+
+fn asks_for_user_input(method: &str) -> bool {
+    matches!(
+        method,
+        methods::ELICITATION_CREATE | methods::SAMPLING_CREATE_MESSAGE | methods::ROOTS_LIST
+    )
+}
+
+fn report_progress(params: Option<&RawValue>, progress: &ProgressReporter<'_>, token: &RequestId) {
+    let Some(params) = params else { return };
+    let Ok(p) = parse::<ProgressParams>(params) else {
+        return;
+    };
+    if &p.progress_token != token {
+        return;
+    }
+    let (Some(value), total) = (number(p.progress), p.total.and_then(number)) else {
+        return;
+    };
+    progress.report(value, total, p.message);
+}
+
+/// A JSON number for a progress value: integral values stay integers (`1`, not `1.0`).
+fn number(v: f64) -> Option<serde_json::Number> {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        return Some(serde_json::Number::from(v as i64));
+    }
+    serde_json::Number::from_f64(v)
+}
+
+fn encode_call(
+    id: &RequestId,
+    call: &CallSpec<'_>,
+    meta: RequestMeta,
+) -> Result<Vec<u8>, ToolFailure> {
+    let params = CallToolParams {
+        name: call.tool.to_owned(),
+        arguments: Some(call.arguments.clone()),
+        meta: Some(meta),
+        ..CallToolParams::default()
+    };
+    jsonrpc::encode_request(id, methods::TOOLS_CALL, &params).map_err(|e| {
+        ToolFailure::before_send(
+            ErrorKind::ProtocolError,
+            format!("could not encode tools/call: {e}"),
+        )
+    })
+}
+
+/// Whether the server gave a definite answer (result or JSON-RPC error) to the call.
+fn answered(answer: &Result<Box<RawValue>, StepError>) -> bool {
+    matches!(answer, Ok(_) | Err(StepError::Rpc { .. }))
+}
+
+fn finish(answer: Result<Box<RawValue>, StepError>) -> Result<ToolOutput, ToolFailure> {
+    answer
+        .and_then(|raw| convert::convert(&raw))
+        .map_err(failure::during_call)
+}

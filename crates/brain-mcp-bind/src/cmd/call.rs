@@ -1,0 +1,180 @@
+//! `mcp-call`: run one binding of a host config from the shell and print its events.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, run_call};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, ids};
+use crate::flags::{self, FlagSpec, Parsed};
+use crate::{McpClient, McpExecutor, text};
+
+/// How long the command waits for background cleanup (cancel, DELETE) before exiting.
+const FLUSH_WITHIN: Duration = Duration::from_secs(5);
+
+const SPECS: &[FlagSpec] = &[
+    FlagSpec {
+        name: "config",
+        value: "HOST.json",
+        help: "the host config holding the binding",
+    },
+    FlagSpec {
+        name: "tool",
+        value: "NAME",
+        help: "the binding's name (what the model sees)",
+    },
+    FlagSpec {
+        name: "tenant",
+        value: "TENANT",
+        help: "the calling session's tenant",
+    },
+    FlagSpec {
+        name: "session",
+        value: "ID",
+        help: "the calling session's id (generated when absent)",
+    },
+    FlagSpec {
+        name: "call-id",
+        value: "ID",
+        help: "this call's id, also the progress token (generated when absent)",
+    },
+    FlagSpec {
+        name: "args",
+        value: "JSON",
+        help: "the arguments, a JSON object (default {})",
+    },
+];
+
+const USAGE: &str =
+    "mcp-call -config HOST.json -tool NAME -tenant TENANT [-session ID] [-call-id ID] [-args JSON]";
+const ABOUT: &str = "Runs one tool binding through Brain's call pipeline and prints its events as JSON \
+lines on stdout (tool.progress while it runs, then tool.result). Exit status: 0 when the result is \
+not an error, 1 when it is, 2 when the command line or the config is invalid (nothing is sent).";
+
+/// Runs `mcp-call` with `args` (without the program name).
+pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) -> i32 {
+    let prepared = match prepare(args) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            let _ = write!(out, "{}", flags::help(USAGE, ABOUT, SPECS));
+            return EXIT_OK;
+        }
+        Err(message) => {
+            let _ = writeln!(err, "mcp-call: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    let runtime = match super::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = writeln!(err, "mcp-call: could not start the runtime: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    runtime.block_on(run(prepared, out, err))
+}
+
+/// A validated command line: the config's binding and the call.
+struct Prepared {
+    config: HostConfig,
+    tool: String,
+    call: ToolCall,
+}
+
+fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
+    let flags = match flags::parse(SPECS, args).map_err(|e| e.to_string())? {
+        Parsed::Help => return Ok(None),
+        Parsed::Run(flags) => flags,
+    };
+    let config_path = flags.require("config").map_err(|e| e.to_string())?;
+    let tool = flags.require("tool").map_err(|e| e.to_string())?.to_owned();
+    let tenant = flags
+        .require("tenant")
+        .map_err(|e| e.to_string())?
+        .to_owned();
+    let config = HostConfig::load_path(Path::new(config_path))
+        .map_err(|e| format!("invalid host config {config_path}:\n{e}"))?;
+    let Some(binding) = config.get(&tool) else {
+        let names = config.tools().iter().map(|b| b.name.as_str());
+        let close = text::close_matches(&tool, names);
+        let hint = if close.is_empty() {
+            String::new()
+        } else {
+            format!("; did you mean {}?", close.join(" or "))
+        };
+        return Err(format!("{config_path} has no binding named {tool:?}{hint}"));
+    };
+    if !binding.is_mcp() {
+        return Err(format!(
+            "binding {tool:?} is not an MCP binding (it has no mcp_tool); mcp-call runs MCP bindings"
+        ));
+    }
+    let arguments: Value = match flags.get("args") {
+        Some(json) => {
+            serde_json::from_str(json).map_err(|e| format!("-args is not valid JSON: {e}"))?
+        }
+        None => Value::Object(serde_json::Map::new()),
+    };
+    let call = ToolCall {
+        tenant,
+        session_id: flags
+            .get("session")
+            .map_or_else(|| ids::generate("session"), str::to_owned),
+        call_id: flags
+            .get("call-id")
+            .map_or_else(|| ids::generate("call"), str::to_owned),
+        arguments,
+    };
+    Ok(Some(Prepared { config, tool, call }))
+}
+
+async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Write) -> i32 {
+    let client = match McpClient::new() {
+        Ok(client) => client,
+        Err(e) => {
+            let _ = writeln!(err, "mcp-call: could not set up HTTP: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let executor = McpExecutor::new(client.clone());
+    let Some(binding) = prepared.config.get(&prepared.tool) else {
+        return EXIT_USAGE;
+    };
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    let interrupt = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let out = Mutex::new(out);
+    let sink = |event: ProgressEvent| print_event(&out, &ToolEvent::Progress(event));
+    let result = run_call(binding, prepared.call, &executor, &sink, &cancel).await;
+    interrupt.abort();
+    let failed = result.is_error;
+    if let Some(error) = &result.error {
+        let _ = writeln!(err, "mcp-call: {}: {}", error.kind.as_str(), error.message);
+    }
+    print_event(&out, &ToolEvent::Result(result));
+    if !client.flush(FLUSH_WITHIN).await {
+        let _ = writeln!(
+            err,
+            "mcp-call: session cleanup did not finish within {FLUSH_WITHIN:?}"
+        );
+    }
+    if failed { EXIT_FAILED } else { EXIT_OK }
+}
+
+fn print_event(out: &Mutex<&mut (dyn Write + Send)>, event: &ToolEvent) {
+    let mut out = out
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Ok(line) = serde_json::to_string(event) {
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}

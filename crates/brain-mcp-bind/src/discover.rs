@@ -1,0 +1,367 @@
+//! Discovery: read a server's tool list and turn the named tools into Brain bindings.
+
+use std::fmt;
+use std::time::Duration;
+
+use brain_mcp_proto::headers::param_headers;
+use brain_mcp_proto::mcp::{
+    ClientCapabilities, ListToolsParams, ListToolsResult, Tool, methods, parse,
+};
+use brain_mcp_proto::meta::RequestMetaBuilder;
+use brain_mcp_transport::BearerToken;
+use brain_tools_core::Secret;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::client::{McpClient, Target};
+use crate::era::Era;
+use crate::exchange::{self, StepError, Wire};
+use crate::{probe, text};
+
+/// The default bound on a whole discovery: connect, handshake and every page.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
+/// The most tool names one discovery may ask for.
+pub const MAX_TOOLS: usize = 128;
+/// The most `tools/list` pages read before giving up on a server that keeps paginating.
+pub const MAX_PAGES: usize = 100;
+/// Default `timeout_seconds` of a printed binding.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
+/// Default `max_output_bytes` of a printed binding.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1_048_576;
+
+/// What to discover.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The server's MCP endpoint.
+    pub url: String,
+    /// The environment variable holding the server's API key, if it needs one.
+    pub token_env: Option<String>,
+    /// The tenant the bindings allow.
+    pub tenant: String,
+    /// The remote tool names to bind, in output order.
+    pub tools: Vec<String>,
+    /// The bound on the whole discovery.
+    pub deadline: Duration,
+}
+
+/// One printed binding, its fields in the order the product documents them.
+#[derive(Debug, Serialize)]
+pub struct DiscoveredBinding {
+    /// The name the model sees (the remote name; rename it in the config to avoid collisions).
+    pub name: String,
+    /// The tool's description, as the server sent it.
+    pub description: String,
+    /// The input schema, byte for byte as the server sent it.
+    pub input_schema: Box<RawValue>,
+    /// The endpoint.
+    pub url: String,
+    /// The remote tool name.
+    pub mcp_tool: String,
+    /// The token variable, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    /// The one tenant allowed.
+    pub tenants: Vec<String>,
+    /// The default deadline.
+    pub timeout_seconds: u64,
+    /// The default output limit.
+    pub max_output_bytes: u64,
+    /// The output schema, when the tool has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Box<RawValue>>,
+}
+
+/// The outcome of a discovery that worked: the bindings and any warnings for stderr.
+#[derive(Debug)]
+pub struct Discovered {
+    /// One binding per named tool, in the order named.
+    pub bindings: Vec<DiscoveredBinding>,
+    /// Notes for the operator (for example tools not offered because of invalid headers).
+    pub warnings: Vec<String>,
+    /// The era the server speaks.
+    pub era: Era,
+}
+
+/// Why discovery failed. Every message names the problem.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DiscoverError(pub String);
+
+impl fmt::Display for DiscoverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DiscoverError {}
+
+fn fail<T>(message: impl Into<String>) -> Result<T, DiscoverError> {
+    Err(DiscoverError(message.into()))
+}
+
+/// Checks the request without sending anything: tool names, URL and token.
+pub(crate) fn check(request: &Request) -> Result<(Target, Option<Secret>), DiscoverError> {
+    if request.tools.is_empty() {
+        return fail("the tool list is empty: name 1 to 128 tools");
+    }
+    if request.tools.len() > MAX_TOOLS {
+        return fail(format!(
+            "{} tools named: at most {MAX_TOOLS} are allowed",
+            request.tools.len()
+        ));
+    }
+    if let Some(empty) = request.tools.iter().position(String::is_empty) {
+        return fail(format!("tool name {} of the list is empty", empty + 1));
+    }
+    for (i, name) in request.tools.iter().enumerate() {
+        if request.tools[..i].contains(name) {
+            return fail(format!("tool {name:?} is named more than once"));
+        }
+    }
+    if request.tenant.is_empty() {
+        return fail("the tenant is empty");
+    }
+    let token = match &request.token_env {
+        Some(var) => Some(Secret::from_env(var).map_err(|e| DiscoverError(e.to_string()))?),
+        None => None,
+    };
+    let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
+    let target = Target::new(&request.url, bearer).map_err(DiscoverError)?;
+    Ok((target, token))
+}
+
+/// Discovers the named tools, bounded by `request.deadline`.
+pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovered, DiscoverError> {
+    let (target, _token) = check(request)?;
+    let work = async {
+        let era = probe::era_of(client, &target).await.map_err(describe)?;
+        let tools = match era {
+            Era::Handshake => {
+                let session = probe::open_session(client, &target)
+                    .await
+                    .map_err(describe)?;
+                list_all(client, &target, session.wire(), None).await
+            }
+            Era::Stateless(v) => list_all(client, &target, Wire::Stateless(v), Some(v)).await,
+        }?;
+        Ok::<_, DiscoverError>((era, tools))
+    };
+    let (era, tools) = tokio::time::timeout(request.deadline, work)
+        .await
+        .map_err(|_| {
+            DiscoverError(format!(
+                "discovery took longer than {} s (connect, handshake and every page)",
+                request.deadline.as_secs_f64()
+            ))
+        })??;
+    select(request, era, tools)
+}
+
+/// Reads every page of the tool list.
+async fn list_all(
+    client: &McpClient,
+    target: &Target,
+    wire: Wire<'_>,
+    stateless: Option<brain_mcp_proto::version::ProtocolVersion>,
+) -> Result<Vec<Tool>, DiscoverError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let params = ListToolsParams {
+            cursor: cursor.take(),
+            meta: stateless.map(|v| {
+                RequestMetaBuilder::new(v, ClientCapabilities::default())
+                    .client_info(client.info().clone())
+                    .build()
+            }),
+            ..ListToolsParams::default()
+        };
+        let (raw, _) = exchange::request(client, target, wire, methods::TOOLS_LIST, &params)
+            .await
+            .map_err(describe)?;
+        let page: ListToolsResult =
+            parse(&raw).map_err(|e| DiscoverError(format!("invalid tools/list result: {e}")))?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) if !next.is_empty() => cursor = Some(next),
+            _ => return Ok(tools),
+        }
+    }
+    fail(format!(
+        "the server kept paginating tools/list past {MAX_PAGES} pages; giving up"
+    ))
+}
+
+/// Picks the named tools, in order, and builds their bindings.
+fn select(request: &Request, era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
+    let mut warnings = Vec::new();
+    let mut hidden = Vec::new();
+    let mut offered = Vec::with_capacity(tools.len());
+    for tool in tools {
+        if let Era::Stateless(_) = era {
+            let invalid = tool
+                .input_schema_value()
+                .ok()
+                .and_then(|schema| param_headers(&schema).err());
+            if let Some(problem) = invalid {
+                hidden.push((tool.name.clone(), problem.to_string()));
+                warnings.push(format!(
+                    "tool {:?} is not offered: its input schema has an invalid x-mcp-header annotation ({problem})",
+                    tool.name
+                ));
+                continue;
+            }
+        }
+        offered.push(tool);
+    }
+    let mut bindings = Vec::with_capacity(request.tools.len());
+    let mut missing = Vec::new();
+    for name in &request.tools {
+        match offered.iter().position(|t| &t.name == name) {
+            Some(i) => bindings.push(binding_of(request, &offered[i])),
+            None => missing.push(name.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+        let lines: Vec<String> = missing
+            .iter()
+            .map(|m| {
+                if let Some((_, why)) = hidden.iter().find(|(n, _)| n == m) {
+                    return format!("{m:?} (not offered: invalid x-mcp-header annotation: {why})");
+                }
+                let close = text::close_matches(m, names.iter().copied());
+                if close.is_empty() {
+                    format!("{m:?}")
+                } else {
+                    format!("{m:?} (did you mean {}?)", quote_list(&close))
+                }
+            })
+            .collect();
+        return fail(format!("the server has no tool named {}", lines.join(", ")));
+    }
+    Ok(Discovered {
+        bindings,
+        warnings,
+        era,
+    })
+}
+
+fn quote_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
+    DiscoveredBinding {
+        name: tool.name.clone(),
+        description: tool.description.clone().unwrap_or_default(),
+        input_schema: tool.input_schema.clone(),
+        url: request.url.clone(),
+        mcp_tool: tool.name.clone(),
+        token_env: request.token_env.clone(),
+        tenants: vec![request.tenant.clone()],
+        timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
+        max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        output_schema: tool.output_schema.clone(),
+    }
+}
+
+/// A discovery failure from a step error: what went wrong, never a token.
+fn describe(e: StepError) -> DiscoverError {
+    DiscoverError(match e {
+        StepError::Transport(e) => format!("could not reach the server: {e}"),
+        StepError::Rpc { code, message, .. } => {
+            format!("the server answered with error {}: {message}", code.0)
+        }
+        StepError::Protocol(m)
+        | StepError::UserInput(m)
+        | StepError::Unsupported(m)
+        | StepError::Refused(m) => m,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(tools: &[&str]) -> Request {
+        Request {
+            url: "http://127.0.0.1:9/mcp".into(),
+            token_env: None,
+            tenant: "local".into(),
+            tools: tools.iter().map(|s| (*s).to_owned()).collect(),
+            deadline: DEFAULT_DEADLINE,
+        }
+    }
+
+    #[test]
+    fn checks_before_sending() {
+        assert_eq!(
+            check(&request(&[])).expect_err("empty").0,
+            "the tool list is empty: name 1 to 128 tools"
+        );
+        let many: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
+        let names: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            check(&request(&names)).expect_err("too many").0,
+            "129 tools named: at most 128 are allowed"
+        );
+        assert_eq!(
+            check(&request(&["a", "b", "a"])).expect_err("repeat").0,
+            "tool \"a\" is named more than once"
+        );
+        let mut bad_url = request(&["a"]);
+        bad_url.url = "mailto:x".into();
+        assert!(check(&bad_url).expect_err("url").0.contains("invalid URL"));
+        let mut unset = request(&["a"]);
+        unset.token_env = Some("BRAIN_TEST_SURELY_UNSET_VARIABLE".into());
+        assert!(
+            check(&unset)
+                .expect_err("unset token")
+                .0
+                .contains("BRAIN_TEST_SURELY_UNSET_VARIABLE")
+        );
+    }
+
+    fn tool(name: &str, schema: &str) -> Tool {
+        serde_json::from_str(&format!(
+            r#"{{"name":"{name}","description":"d {name}","inputSchema":{schema}}}"#
+        ))
+        .expect("a valid tool")
+    }
+
+    #[test]
+    fn selects_in_order_and_names_missing_tools() {
+        let tools = vec![
+            tool("echo", r#"{"type":"object"}"#),
+            tool("get-sum", r#"{"type":"object"}"#),
+        ];
+        let found = select(&request(&["get-sum", "echo"]), Era::Handshake, tools).expect("found");
+        let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["get-sum", "echo"]);
+        let tools = vec![tool("echo", r#"{"type":"object"}"#)];
+        let err = select(&request(&["ecko", "zzz"]), Era::Handshake, tools).expect_err("missing");
+        assert_eq!(
+            err.0,
+            "the server has no tool named \"ecko\" (did you mean \"echo\"?), \"zzz\""
+        );
+    }
+
+    #[test]
+    fn invalid_param_headers_hide_tools_in_the_stateless_era_only() {
+        let bad = r#"{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}"#;
+        let v = brain_mcp_proto::version::ProtocolVersion::V2026_07_28;
+        let err =
+            select(&request(&["t"]), Era::Stateless(v), vec![tool("t", bad)]).expect_err("hidden");
+        assert!(
+            err.0
+                .contains("no tool named \"t\" (not offered: invalid x-mcp-header"),
+            "{err}"
+        );
+        let ok = select(&request(&["t"]), Era::Handshake, vec![tool("t", bad)]).expect("kept");
+        assert!(ok.warnings.is_empty());
+    }
+}
