@@ -92,6 +92,18 @@ impl McpClient {
         done
     }
 
+    /// Sets the era of the server at `url` (as written in bindings), skipping the probe.
+    /// For servers that speak both eras this picks one; operators and tests use it to
+    /// force the handshake against a dual-era server.
+    pub fn set_era(&self, url: &str, era: crate::Era) {
+        self.inner.eras.set(url, era);
+    }
+
+    /// The era learned (or set) for the server at `url`, if any.
+    pub fn era(&self, url: &str) -> Option<crate::Era> {
+        self.inner.eras.get(url)
+    }
+
     /// The HTTP client.
     pub(crate) fn http(&self) -> &HttpClient {
         &self.inner.http
