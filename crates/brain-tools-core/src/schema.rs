@@ -159,6 +159,25 @@ mod tests {
     }
 
     #[test]
+    fn format_is_an_annotation_in_2020_12_and_asserted_in_draft_7() {
+        let modern = CompiledSchema::compile(&json!({"format": "email"})).unwrap();
+        assert!(modern.is_valid(&json!("not an email")));
+        let draft7 = CompiledSchema::compile(&json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "format": "email"
+        }))
+        .unwrap();
+        assert!(!draft7.is_valid(&json!("not an email")));
+    }
+
+    #[test]
+    fn unknown_meta_schema_is_refused_offline() {
+        let error =
+            CompiledSchema::compile(&json!({"$schema": "https://example.com/meta"})).unwrap_err();
+        assert!(error.contains("https://example.com/meta"), "{error}");
+    }
+
+    #[test]
     fn remote_ref_is_not_fetched() {
         let error =
             CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();

@@ -75,6 +75,11 @@ impl Errors {
         });
     }
 
+    /// The collected problems; call only after pushing at least one.
+    pub(crate) fn into_errors(self) -> ConfigErrors {
+        ConfigErrors(self.0)
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.0.len()
     }

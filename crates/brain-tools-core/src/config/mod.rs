@@ -4,6 +4,7 @@
 //! `docs/config.md` for the format and its rules.
 
 mod error;
+mod json;
 mod parse;
 mod rules;
 mod suggest;
@@ -37,7 +38,7 @@ pub struct HostConfig {
 impl HostConfig {
     /// Parses and checks a host config document.
     pub fn load(json: &str) -> Result<Self, ConfigErrors> {
-        let document: Value = serde_json::from_str(json).map_err(|error| {
+        let (document, duplicates) = json::parse(json).map_err(|error| {
             ConfigErrors::root(format!(
                 "not valid JSON at line {} column {}: {}",
                 error.line(),
@@ -45,7 +46,11 @@ impl HostConfig {
                 strip_position(&error.to_string())
             ))
         })?;
-        Self::from_value(&document)
+        let mut errors = Errors::default();
+        for path in &duplicates {
+            errors.push(path, "duplicate field; only the last value would count");
+        }
+        Self::check(&document, errors)
     }
 
     /// Reads, parses and checks the host config file at `path` (at most [`MAX_CONFIG_BYTES`]).
@@ -68,12 +73,17 @@ impl HostConfig {
     }
 
     /// Checks a host config document already parsed as JSON.
+    ///
+    /// A parsed value cannot show keys repeated in the text; [`Self::load`] reports those.
     pub fn from_value(document: &Value) -> Result<Self, ConfigErrors> {
-        let mut errors = Errors::default();
+        Self::check(document, Errors::default())
+    }
+
+    /// Checks the document, adding to the problems already found in `errors`.
+    fn check(document: &Value, mut errors: Errors) -> Result<Self, ConfigErrors> {
         let Some(root) = document.as_object() else {
-            return Err(ConfigErrors::root(
-                "must be a JSON object with a \"tools\" array",
-            ));
+            errors.push("", "must be a JSON object with a \"tools\" array");
+            return Err(errors.into_errors());
         };
         let mut tools = Vec::new();
         match root.get("tools") {

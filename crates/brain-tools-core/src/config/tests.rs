@@ -129,6 +129,17 @@ fn load_path_reads_files_and_names_missing_ones() {
 }
 
 #[test]
+fn duplicate_fields_are_reported_with_the_rest() {
+    let text = r#"{"tools": [{"name": "a", "description": "", "tenants": ["t"],
+        "input_schema": {"type": "object"}, "timeout_seconds": 5, "timeout_seconds": 0}]}"#;
+    assert_eq!(
+        HostConfig::load(text).unwrap_err().to_string(),
+        "tools[0].timeout_seconds: duplicate field; only the last value would count\n\
+         tools[0].timeout_seconds: must be between 1 and 86400"
+    );
+}
+
+#[test]
 fn root_rules() {
     let error = HostConfig::from_value(&json!({})).unwrap_err();
     assert_eq!(error.to_string(), "tools: required field is missing");

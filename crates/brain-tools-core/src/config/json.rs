@@ -1,0 +1,132 @@
+//! Parses the config text into a `serde_json::Value`, also noting keys that appear twice in
+//! one object: plain parsing would keep the last silently, hiding a mistake.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::error::{field_path, index_path};
+
+/// The parsed document and the paths of duplicated keys, in document order.
+pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Error> {
+    let duplicates = RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Node {
+        path: String::new(),
+        duplicates: &duplicates,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((value, duplicates.into_inner()))
+}
+
+/// One value being read, and where it sits.
+struct Node<'d> {
+    path: String,
+    duplicates: &'d RefCell<Vec<String>>,
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Node<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            let child = Node {
+                path: index_path(&self.path, items.len()),
+                duplicates: self.duplicates,
+            };
+            match seq.next_element_seed(child)? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = field_path(&self.path, &key);
+            let child = Node {
+                path: path.clone(),
+                duplicates: self.duplicates,
+            };
+            let value = map.next_value_seed(child)?;
+            if object.insert(key, value).is_some() {
+                self.duplicates.borrow_mut().push(path);
+            }
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_like_serde_json() {
+        let text = r#"{"a": [1, -2, 3.5, "x", null, true, {"b": {}}], "c": 18446744073709551615}"#;
+        let (value, duplicates) = parse(text).unwrap();
+        assert_eq!(value, serde_json::from_str::<Value>(text).unwrap());
+        assert!(duplicates.is_empty());
+    }
+
+    #[test]
+    fn finds_duplicate_keys_with_their_paths() {
+        let text = r#"{"tools": [{"name": "a", "x": {"k": 1, "k": 2}, "name": "b"}], "tools": []}"#;
+        let (value, duplicates) = parse(text).unwrap();
+        assert_eq!(value, json!({"tools": []}));
+        assert_eq!(duplicates, ["tools[0].x.k", "tools[0].name", "tools"]);
+    }
+
+    #[test]
+    fn rejects_trailing_garbage_and_deep_nesting() {
+        assert!(parse("{} x").is_err());
+        assert!(parse(&"[".repeat(10_000)).is_err());
+    }
+}
