@@ -89,6 +89,8 @@ fn typed_params(method: &str, raw: &RawValue) {
         methods::MESSAGE => try_all::<mcp::LoggingMessageParams>(raw),
         methods::ELICITATION_CREATE => try_all::<mcp::ElicitRequestParams>(raw),
         methods::SAMPLING_CREATE_MESSAGE => try_all::<mcp::CreateMessageRequestParams>(raw),
+        methods::ELICITATION_COMPLETE => try_all::<mcp::ElicitationCompleteParams>(raw),
+        methods::LOGGING_SET_LEVEL => try_all::<mcp::SetLevelParams>(raw),
         _ => try_all::<mcp::EmptyParams>(raw),
     }
 }

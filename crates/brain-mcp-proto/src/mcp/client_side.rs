@@ -128,3 +128,14 @@ wire_struct! {
 
 /// Params of `roots/list` (only `_meta`).
 pub type ListRootsRequest = super::EmptyParams;
+
+wire_struct! {
+    /// Params of `notifications/elicitation/complete` (2025-11-25): a URL-mode
+    /// elicitation finished.
+    pub struct ElicitationCompleteParams {
+        /// The `elicitationId` of the finished request.
+        req elicitation_id: String = "elicitationId",
+        /// Metadata.
+        opt meta: Option<Meta> = "_meta",
+    }
+}

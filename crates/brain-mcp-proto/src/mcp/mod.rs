@@ -24,7 +24,7 @@ pub use capabilities::{
 };
 pub use client_side::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
-    ElicitResult, ListRootsRequest, ListRootsResult, Root,
+    ElicitResult, ElicitationCompleteParams, ListRootsRequest, ListRootsResult, Root,
 };
 pub use common::{
     Annotations, CacheScope, EmptyParams, EmptyResult, Icon, Implementation, LoggingLevel, Meta,
@@ -34,7 +34,7 @@ pub use content::{
     ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink, TextContent,
 };
 pub use lifecycle::{DiscoverResult, InitializeParams, InitializeResult, server_info_from};
-pub use notifications::{CancelledParams, LoggingMessageParams, ProgressParams};
+pub use notifications::{CancelledParams, LoggingMessageParams, ProgressParams, SetLevelParams};
 pub use stateless::{
     HeaderMismatchData, InputRequest, InputRequiredResult, MissingRequiredClientCapabilityData,
     UnsupportedProtocolVersionData, UrlElicitationRequiredData,

@@ -48,3 +48,13 @@ wire_struct! {
         opt meta: Option<Meta> = "_meta",
     }
 }
+
+wire_struct! {
+    /// Params of `logging/setLevel` (handshake era).
+    pub struct SetLevelParams {
+        /// The least severe level the server should send.
+        req level: LoggingLevel = "level",
+        /// Request metadata.
+        opt meta: Option<super::RequestMeta> = "_meta",
+    }
+}

@@ -183,6 +183,10 @@ fn notifications_and_server_requests() {
     );
     let roots: ListRootsResult = round_trip(json!({"roots":[{"uri":"file:///w","name":"w"}]}));
     assert_eq!(roots.roots.len(), 1);
+    let done: ElicitationCompleteParams = round_trip(json!({"elicitationId":"e1"}));
+    assert_eq!(done.elicitation_id, "e1");
+    let set: SetLevelParams = round_trip(json!({"level":"error"}));
+    assert_eq!(set.level, LoggingLevel::Error);
     let _: EmptyResult = round_trip(json!({}));
     let _: EmptyParams = round_trip(json!({"_meta":{"progressToken":1}}));
 }
