@@ -21,7 +21,7 @@ pub enum ContentBlock {
     /// `image` (base64 data).
     Image(ImageContent),
     /// `audio` (base64 data).
-    Audio(ImageContent),
+    Audio(AudioContent),
     /// `resource_link`.
     ResourceLink(ResourceLink),
     /// `resource` (embedded contents).
@@ -79,6 +79,9 @@ wire_struct! {
         opt meta: Option<Meta> = "_meta",
     }
 }
+
+/// An audio block has the same members as an image block.
+pub type AudioContent = ImageContent;
 
 impl ImageContent {
     /// Decodes the base64 payload.

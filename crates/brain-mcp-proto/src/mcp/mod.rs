@@ -31,7 +31,8 @@ pub use common::{
     ProgressToken, RequestMeta, ResultType, Role,
 };
 pub use content::{
-    ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink, TextContent,
+    AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink,
+    TextContent,
 };
 pub use lifecycle::{DiscoverResult, InitializeParams, InitializeResult, server_info_from};
 pub use notifications::{CancelledParams, LoggingMessageParams, ProgressParams, SetLevelParams};
