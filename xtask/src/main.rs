@@ -2,11 +2,13 @@
 //!
 //! Subcommands:
 //! - `ci`: everything CI checks (format, clippy, tests, rustdoc, architecture rules).
+//! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 
 mod arch;
 mod ci;
 mod cmd;
+mod demo;
 mod peers;
 
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("arch") => arch::run(),
+        Some("demo") => demo::run(),
         Some("peers") => peers::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
@@ -38,6 +41,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   ci      format check, clippy -D warnings, all tests, rustdoc -D warnings, architecture check
   arch    the architecture check alone (which crates may depend on which)
+  demo    the main job on the bundled demo server: discover its tools, call them, show the events
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...";
 
 /// The workspace root (the parent of the xtask crate).
