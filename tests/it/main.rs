@@ -1,5 +1,15 @@
 //! End-to-end tests across the workspace.
 
+mod call_abandon;
+mod call_cmd;
+mod call_everything;
+mod call_faults;
+mod call_pool;
+mod call_protocol;
+mod call_python;
+mod call_refused;
+mod call_rmcp;
+mod call_support;
 mod server_demo;
 mod server_faults;
 mod server_handshake;

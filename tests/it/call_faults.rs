@@ -1,0 +1,185 @@
+//! Failures after `tools/call` was sent (`unknown_outcome` true) against the fault server,
+//! in both eras, and the sessions they leave behind.
+
+use brain_tests::server::{Era, ServerConfig, TestServer};
+use serde_json::{Value, json};
+
+use crate::call_support::{
+    Harness, SETTLE, assert_failure, binding, call, progress, spec, success,
+};
+
+const ERAS: [Era; 2] = [Era::Handshake, Era::Stateless];
+
+/// Calls `tool` once on a fresh server of `era`; returns the result JSON and the server.
+async fn once(era: Era, tool: &str, args: Value) -> (Value, TestServer) {
+    let server = TestServer::start(ServerConfig::new(era));
+    let h = Harness::new();
+    let out = call(&h, &binding(spec(tool, &server.url(), tool)), "f-1", args).await;
+    h.flush().await;
+    (out.result, server)
+}
+
+/// Every handshake session the server opened was deleted.
+fn sessions_closed(server: &TestServer) {
+    let stats = server.stats();
+    assert_eq!(stats.sessions_opened, stats.sessions_deleted, "{stats:?}");
+}
+
+#[tokio::test]
+async fn a_dropped_connection_is_connection_lost() {
+    for era in ERAS {
+        let (result, server) = once(era, "drop_mid", json!({})).await;
+        assert_failure(&result, "connection_lost", true);
+        assert_eq!(server.stats().count("tools/call"), 1);
+        sessions_closed(&server);
+    }
+}
+
+#[tokio::test]
+async fn a_json_rpc_error_is_rpc_error() {
+    for era in ERAS {
+        let (result, server) = once(era, "rpc_error", json!({})).await;
+        let message = assert_failure(&result, "rpc_error", true);
+        assert!(message.contains("-32603"), "{era:?}: {message}");
+        sessions_closed(&server);
+        // A tool the server does not know is also answered with a JSON-RPC error.
+        let (result, _) = once(era, "no_such_tool", json!({})).await;
+        assert_failure(&result, "rpc_error", true);
+    }
+}
+
+#[tokio::test]
+async fn requests_for_user_input_are_refused_and_fail_the_call() {
+    for (era, tool, method) in [
+        (Era::Handshake, "elicit", "elicitation/create"),
+        (Era::Handshake, "sampling", "sampling/createMessage"),
+        (Era::Handshake, "roots", "roots/list"),
+    ] {
+        let (result, server) = once(era, tool, json!({})).await;
+        let message = assert_failure(&result, "user_input_required", true);
+        assert!(message.contains(method), "{message}");
+        // The request was answered with an error, so the server could unwind.
+        let (stats, held) = server
+            .wait_for(SETTLE, |s| !s.client_answers.is_empty())
+            .await;
+        assert!(held, "{tool}: no answer reached the server");
+        assert_eq!(stats.client_answers.len(), 1);
+        let (answered, answer) = &stats.client_answers[0];
+        assert_eq!(answered, method);
+        assert!(answer.get("error").is_some(), "{answer}");
+        assert!(answer.get("result").is_none(), "{answer}");
+        sessions_closed(&server);
+    }
+    // The 2026 era asks with an input_required result instead; Brain gives no input.
+    let (result, server) = once(Era::Stateless, "elicit", json!({})).await;
+    let message = assert_failure(&result, "user_input_required", true);
+    assert!(message.contains("input_required"), "{message}");
+    assert_eq!(server.stats().count("tools/call"), 1, "not retried");
+}
+
+#[tokio::test]
+async fn a_server_ping_is_answered_and_the_call_succeeds() {
+    let (result, server) = once(Era::Handshake, "ping_first", json!({})).await;
+    let text = json!([{"type": "text", "text": "pong received"}]);
+    assert_eq!(result, success("f-1", text, None));
+    let stats = server.stats();
+    assert_eq!(stats.client_answers.len(), 1);
+    assert_eq!(stats.client_answers[0].0, "ping");
+    assert_eq!(stats.client_answers[0].1["result"], json!({}));
+    sessions_closed(&server);
+}
+
+#[tokio::test]
+async fn other_content_types_are_unsupported() {
+    for era in ERAS {
+        for (tool, named) in [("audio", "audio"), ("resource_link", "resource_link")] {
+            let (result, server) = once(era, tool, json!({})).await;
+            let message = assert_failure(&result, "unsupported_content", true);
+            assert!(message.contains(named), "{message}");
+            sessions_closed(&server);
+        }
+    }
+}
+
+#[tokio::test]
+async fn output_over_max_output_bytes_is_output_too_large() {
+    for era in ERAS {
+        let server = TestServer::start(ServerConfig::new(era));
+        let h = Harness::new();
+        let mut small = spec("huge", &server.url(), "huge");
+        small["max_output_bytes"] = json!(1000);
+        let small = binding(small);
+        // Just over the limit: read in full, refused by the exact limit.
+        let out = call(&h, &small, "big-1", json!({"bytes": 2000})).await;
+        assert_failure(&out.result, "output_too_large", true);
+        // Far over: reading stops at the budget and the connection is closed, so the
+        // server cannot deliver the rest (memory stays bounded).
+        let out = call(&h, &small, "big-2", json!({"bytes": 200_000_000})).await;
+        assert_failure(&out.result, "output_too_large", true);
+        h.flush().await;
+        let (stats, held) = server
+            .wait_for(SETTLE, |s| !s.abandoned_streams.is_empty())
+            .await;
+        assert!(
+            held,
+            "{era:?}: the huge reply was read to its end: {stats:?}"
+        );
+        assert_eq!(stats.sessions_opened, stats.sessions_deleted);
+    }
+}
+
+#[tokio::test]
+async fn structured_content_breaking_the_output_schema_is_a_mismatch() {
+    for era in ERAS {
+        let server = TestServer::start(ServerConfig::new(era));
+        let h = Harness::new();
+        let schema = json!({"type": "object", "properties": {"sum": {"type": "number"}},
+            "required": ["sum"]});
+        let mut bad = spec("bad_structured", &server.url(), "bad_structured");
+        bad["output_schema"] = schema.clone();
+        let out = call(&h, &binding(bad), "bad-1", json!({})).await;
+        let message = assert_failure(&out.result, "output_schema_mismatch", true);
+        assert!(message.contains("output_schema"), "{message}");
+        // The same schema accepts the well-formed tool.
+        let mut good = spec("structured", &server.url(), "structured");
+        good["output_schema"] = schema;
+        let out = call(&h, &binding(good), "good-1", json!({"a": 1, "b": 2})).await;
+        let text = json!([{"type": "text", "text": "{\"sum\":3}"}]);
+        assert_eq!(out.result, success("good-1", text, Some(json!({"sum": 3}))));
+        h.flush().await;
+        sessions_closed(&server);
+    }
+}
+
+#[tokio::test]
+async fn progress_that_does_not_increase_is_dropped() {
+    for era in ERAS {
+        let server = TestServer::start(ServerConfig::new(era));
+        let h = Harness::new();
+        let out = call(
+            &h,
+            &binding(spec("bp", &server.url(), "bad_progress")),
+            "bp",
+            json!({}),
+        )
+        .await;
+        let expected: Vec<Value> = [1, 3, 4]
+            .iter()
+            .map(|v| progress("bp", *v, Some(4), Some(&format!("value {v}"))))
+            .collect();
+        assert_eq!(out.progress, expected, "{era:?}");
+        let text = json!([{"type": "text", "text": "done"}]);
+        assert_eq!(out.result, success("bp", text, None));
+        // Log notifications are not progress and do not disturb the call.
+        let out = call(
+            &h,
+            &binding(spec("log", &server.url(), "logging")),
+            "lg",
+            json!({}),
+        )
+        .await;
+        assert!(out.progress.is_empty());
+        let text = json!([{"type": "text", "text": "logged"}]);
+        assert_eq!(out.result, success("lg", text, None));
+    }
+}
