@@ -2,13 +2,15 @@
 
 use async_trait::async_trait;
 use brain_mcp_proto::headers::{param_header_values, param_headers};
-use brain_mcp_proto::jsonrpc::{self, Incoming, Message, RequestId};
+use brain_mcp_proto::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
 use brain_mcp_proto::mcp::{
     CallToolParams, ClientCapabilities, ProgressParams, RequestMeta, methods, parse,
 };
 use brain_mcp_proto::meta::{BRAIN_SCOPE, RequestMetaBuilder};
 use brain_mcp_proto::version::ProtocolVersion;
-use brain_mcp_transport::{BearerToken, Expect, PostReply, ReplyStream};
+use brain_mcp_transport::{
+    BearerToken, ErrorKind as TransportErrorKind, Expect, PostReply, ReplyStream,
+};
 use brain_tools_core::{
     ErrorKind, ExecContext, ProgressReporter, ToolExecutor, ToolFailure, ToolOutput,
 };
@@ -184,9 +186,7 @@ impl McpExecutor {
             }
             Err(e) => Err(StepError::Transport(e)),
         };
-        if let Err(StepError::Rpc { code, .. }) = &answer
-            && probe::invalidates_era(*code)
-        {
+        if rpc_code(&answer).is_some_and(probe::invalidates_era) {
             self.client.eras().forget(&target.key);
         }
         finish(answer)
@@ -285,6 +285,22 @@ fn encode_call(
             format!("could not encode tools/call: {e}"),
         )
     })
+}
+
+/// The JSON-RPC error code of a failed answer, whether it came in a 2xx body or with an
+/// error status (2026 servers answer -32022 and -32020 with HTTP 400).
+fn rpc_code(answer: &Result<Box<RawValue>, StepError>) -> Option<ErrorCode> {
+    match answer {
+        Err(StepError::Rpc { code, .. }) => Some(*code),
+        Err(StepError::Transport(e)) => match e.kind() {
+            TransportErrorKind::Status {
+                rpc: Some((code, _)),
+                ..
+            } => Some(*code),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Whether the server gave a definite answer (result or JSON-RPC error) to the call.
