@@ -1,5 +1,7 @@
 //! Connection reuse over many calls, and the exact exchanges of one call in each era.
 
+use std::time::Duration;
+
 use brain_tests::server::{Era, Received, ServerConfig, TestServer};
 use serde_json::{Value, json};
 
@@ -54,6 +56,28 @@ async fn two_hundred_handshake_calls_reuse_connections() {
 #[tokio::test]
 async fn two_hundred_stateless_calls_reuse_connections() {
     many_calls(Era::Stateless).await;
+}
+
+#[tokio::test]
+async fn connections_the_server_closed_while_idle_are_not_used() {
+    for era in [Era::Handshake, Era::Stateless] {
+        let mut config = ServerConfig::new(era);
+        config.close_idle_after = Some(Duration::from_millis(50));
+        let server = TestServer::start(config);
+        let h = Harness::new();
+        let echo = binding(spec("echo", &server.url(), "echo"));
+        for i in 0..4 {
+            let id = format!("idle-{i}");
+            let out = call(&h, &echo, &id, json!({"text": "x"})).await;
+            let text = json!([{"type": "text", "text": "x"}]);
+            assert_eq!(out.result, success(&id, text, None), "{era:?}");
+            h.flush().await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let stats = server.stats();
+        assert_eq!(stats.count("tools/call"), 4, "each call sent once");
+        assert!(stats.connections >= 4, "the server closed idle connections");
+    }
 }
 
 /// The scope and progress token every `tools/call` carries.

@@ -1,8 +1,8 @@
-//! `protocol_error`: a server whose answer to `tools/call` is not MCP at all.
+//! Answers the fault server cannot give: replies that are not MCP at all
+//! (`protocol_error`), and a 2026 call refused for its protocol version.
 //!
-//! The fault server always speaks correct MCP, so these use a tiny raw HTTP stub that
-//! answers every request with one fixed response, with the era set to 2026 so the stub's
-//! first request is the call itself.
+//! These use a tiny raw HTTP stub that answers every request with one fixed response, with
+//! the era set to 2026 so the stub's first request is the call itself.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -52,14 +52,30 @@ fn stub(status: &str, content_type: &str, body: &str) -> (String, Arc<AtomicUsiz
     (url, requests)
 }
 
-async fn call_stub(status: &str, content_type: &str, body: &str) -> (serde_json::Value, usize) {
+/// One call to a stub; returns the result, the requests the stub saw, and the era cached
+/// for it afterwards.
+async fn call_stub_era(
+    status: &str,
+    content_type: &str,
+    body: &str,
+) -> (serde_json::Value, usize, Option<Era>) {
     let (url, requests) = stub(status, content_type, body);
     let h = Harness::new();
     h.client
         .set_era(&url, Era::Stateless(ProtocolVersion::V2026_07_28));
     let out = call(&h, &binding(spec("echo", &url, "echo")), "p-1", json!({})).await;
     h.flush().await;
-    (out.result, requests.load(Ordering::SeqCst))
+    (
+        out.result,
+        requests.load(Ordering::SeqCst),
+        h.client.era(&url),
+    )
+}
+
+async fn call_stub(status: &str, content_type: &str, body: &str) -> (serde_json::Value, usize) {
+    let (result, requests, era) = call_stub_era(status, content_type, body).await;
+    assert!(era.is_some(), "a protocol error keeps the era");
+    (result, requests)
 }
 
 #[tokio::test]
@@ -86,4 +102,18 @@ async fn a_reply_for_another_request_is_a_protocol_error() {
     .await;
     assert_failure(&result, "protocol_error", true);
     assert_eq!(requests, 1, "sent once");
+}
+
+#[tokio::test]
+async fn an_unsupported_version_answer_drops_the_cached_era_without_resending() {
+    for code in [-32022, -32020] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code,
+            "message": "refused", "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"}}});
+        let (result, requests, era) =
+            call_stub_era("400 Bad Request", "application/json", &body.to_string()).await;
+        let message = assert_failure(&result, "rpc_error", true);
+        assert!(message.contains(&code.to_string()), "{message}");
+        assert_eq!(requests, 1, "the call is not resent");
+        assert_eq!(era, None, "error {code}: the next call probes again");
+    }
 }
