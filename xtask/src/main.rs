@@ -4,10 +4,12 @@
 //! - `ci`: everything CI checks (format, clippy, tests, rustdoc, architecture rules).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
+//! - `conformance`: the official MCP conformance suite's client scenarios.
 
 mod arch;
 mod ci;
 mod cmd;
+mod conformance;
 mod demo;
 mod peers;
 
@@ -21,6 +23,7 @@ fn main() -> ExitCode {
         Some("arch") => arch::run(),
         Some("demo") => demo::run(),
         Some("peers") => peers::run(&args[1..]),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -42,7 +45,8 @@ commands:
   ci      format check, clippy -D warnings, all tests, rustdoc -D warnings, architecture check
   arch    the architecture check alone (which crates may depend on which)
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
-  peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...";
+  peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
+  conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";
 
 /// The workspace root (the parent of the xtask crate).
 pub(crate) fn project_root() -> PathBuf {
