@@ -130,42 +130,129 @@ pub(crate) fn check(request: &Request) -> Result<(Target, Option<Secret>), Disco
 }
 
 /// Discovers the named tools, bounded by `request.deadline`.
+///
+/// Handshake-era sessions are closed (DELETE) in the background when discovery ends, however
+/// it ends; call [`McpClient::flush`] before the process exits so those requests go out.
 pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovered, DiscoverError> {
     let (target, _token) = check(request)?;
     let work = async {
-        let era = probe::era_of(client, &target).await.map_err(describe)?;
-        let tools = match era {
+        let era = probe::era_of(client, &target)
+            .await
+            .map_err(|e| describe("server/discover (learning the protocol era)", e))?;
+        let listing = match era {
             Era::Handshake => {
                 let session = probe::open_session(client, &target)
                     .await
-                    .map_err(describe)?;
-                list_all(client, &target, session.wire(), None).await
+                    .map_err(|e| describe("initialize", e))?;
+                list_all(client, request, &target, session.wire(), era).await
             }
-            Era::Stateless(v) => list_all(client, &target, Wire::Stateless(v), Some(v)).await,
+            Era::Stateless(v) => list_all(client, request, &target, Wire::Stateless(v), era).await,
         }?;
-        Ok::<_, DiscoverError>((era, tools))
+        Ok::<_, DiscoverError>((era, listing))
     };
-    let (era, tools) = tokio::time::timeout(request.deadline, work)
+    let (era, listing) = tokio::time::timeout(request.deadline, work)
         .await
         .map_err(|_| {
             DiscoverError(format!(
-                "discovery took longer than {} s (connect, handshake and every page)",
+                "discovery took longer than {} s (connect, handshake and every page of tools/list)",
                 request.deadline.as_secs_f64()
             ))
         })??;
-    select(request, era, tools)
+    select(request, era, listing)
 }
 
-/// Reads every page of the tool list.
+/// Names kept for "did you mean" hints; a longer list is not searched further.
+const MAX_NAMES_KEPT: usize = 10_000;
+/// Tools hidden for invalid headers that get a warning line each; the rest are counted.
+const MAX_HIDDEN_REPORTED: usize = 100;
+
+/// What the pages of `tools/list` yielded, kept small: only the named tools are kept whole.
+#[derive(Debug, Default)]
+struct Listing {
+    /// The first listing of each named tool, indexed like `Request::tools`.
+    found: Vec<Option<Tool>>,
+    /// Names of the offered tools, for suggestions (at most [`MAX_NAMES_KEPT`]).
+    names: Vec<String>,
+    /// Tools not offered for invalid `x-mcp-header` annotations: name and reason
+    /// (at most [`MAX_HIDDEN_REPORTED`]).
+    hidden: Vec<(String, String)>,
+    /// How many tools were not offered in all.
+    hidden_total: usize,
+    /// How many tools the server listed in all.
+    total: usize,
+}
+
+impl Listing {
+    fn new(request: &Request) -> Self {
+        Self {
+            found: request.tools.iter().map(|_| None).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Takes in one page: checks header annotations (2026 era) and keeps the named tools.
+    fn add_page(&mut self, request: &Request, era: Era, tools: Vec<Tool>) {
+        for tool in tools {
+            self.total += 1;
+            if let Era::Stateless(_) = era {
+                let invalid = tool
+                    .input_schema_value()
+                    .ok()
+                    .and_then(|schema| param_headers(&schema).err());
+                if let Some(problem) = invalid {
+                    self.hidden_total += 1;
+                    if self.hidden.len() < MAX_HIDDEN_REPORTED {
+                        self.hidden.push((tool.name, problem.to_string()));
+                    }
+                    continue;
+                }
+            }
+            if self.names.len() < MAX_NAMES_KEPT {
+                self.names.push(tool.name.clone());
+            }
+            if let Some(i) = request.tools.iter().position(|n| *n == tool.name)
+                && self.found[i].is_none()
+            {
+                self.found[i] = Some(tool);
+            }
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut warnings: Vec<String> = self
+            .hidden
+            .iter()
+            .map(|(name, problem)| {
+                format!(
+                    "tool {name:?} is not offered: its input schema has an invalid x-mcp-header annotation ({problem})"
+                )
+            })
+            .collect();
+        if self.hidden_total > self.hidden.len() {
+            warnings.push(format!(
+                "{} more tools are not offered for invalid x-mcp-header annotations",
+                self.hidden_total - self.hidden.len()
+            ));
+        }
+        warnings
+    }
+}
+
+/// Reads every page of the tool list, at most [`MAX_PAGES`].
 async fn list_all(
     client: &McpClient,
+    request: &Request,
     target: &Target,
     wire: Wire<'_>,
-    stateless: Option<brain_mcp_proto::version::ProtocolVersion>,
-) -> Result<Vec<Tool>, DiscoverError> {
-    let mut tools = Vec::new();
+    era: Era,
+) -> Result<Listing, DiscoverError> {
+    let stateless = match era {
+        Era::Stateless(v) => Some(v),
+        Era::Handshake => None,
+    };
+    let mut listing = Listing::new(request);
     let mut cursor = None;
-    for _ in 0..MAX_PAGES {
+    for page_number in 1..=MAX_PAGES {
         let params = ListToolsParams {
             cursor: cursor.take(),
             meta: stateless.map(|v| {
@@ -175,15 +262,16 @@ async fn list_all(
             }),
             ..ListToolsParams::default()
         };
+        let step = format!("tools/list (page {page_number})");
         let (raw, _) = exchange::request(client, target, wire, methods::TOOLS_LIST, &params)
             .await
-            .map_err(describe)?;
-        let page: ListToolsResult =
-            parse(&raw).map_err(|e| DiscoverError(format!("invalid tools/list result: {e}")))?;
-        tools.extend(page.tools);
+            .map_err(|e| describe(&step, e))?;
+        let page: ListToolsResult = parse(&raw)
+            .map_err(|e| DiscoverError(format!("{step}: the result is not a tool list: {e}")))?;
+        listing.add_page(request, era, page.tools);
         match page.next_cursor {
             Some(next) if !next.is_empty() => cursor = Some(next),
-            _ => return Ok(tools),
+            _ => return Ok(listing),
         }
     }
     fail(format!(
@@ -191,45 +279,25 @@ async fn list_all(
     ))
 }
 
-/// Picks the named tools, in order, and builds their bindings.
-fn select(request: &Request, era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
-    let mut warnings = Vec::new();
-    let mut hidden = Vec::new();
-    let mut offered = Vec::with_capacity(tools.len());
-    for tool in tools {
-        if let Era::Stateless(_) = era {
-            let invalid = tool
-                .input_schema_value()
-                .ok()
-                .and_then(|schema| param_headers(&schema).err());
-            if let Some(problem) = invalid {
-                hidden.push((tool.name.clone(), problem.to_string()));
-                warnings.push(format!(
-                    "tool {:?} is not offered: its input schema has an invalid x-mcp-header annotation ({problem})",
-                    tool.name
-                ));
-                continue;
-            }
-        }
-        offered.push(tool);
-    }
-    let mut bindings = Vec::with_capacity(request.tools.len());
-    let mut missing = Vec::new();
-    for name in &request.tools {
-        match offered.iter().position(|t| &t.name == name) {
-            Some(i) => bindings.push(binding_of(request, &offered[i])),
-            None => missing.push(name.as_str()),
-        }
-    }
+/// Builds the bindings of the named tools, in order, or names every missing one.
+fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, DiscoverError> {
+    let warnings = listing.warnings();
+    let missing: Vec<&str> = request
+        .tools
+        .iter()
+        .zip(&listing.found)
+        .filter(|(_, tool)| tool.is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
     if !missing.is_empty() {
-        let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+        let names = listing.names.iter().map(String::as_str);
         let lines: Vec<String> = missing
             .iter()
             .map(|m| {
-                if let Some((_, why)) = hidden.iter().find(|(n, _)| n == m) {
+                if let Some((_, why)) = listing.hidden.iter().find(|(n, _)| n == m) {
                     return format!("{m:?} (not offered: invalid x-mcp-header annotation: {why})");
                 }
-                let close = text::close_matches(m, names.iter().copied());
+                let close = text::close_matches(m, names.clone());
                 if close.is_empty() {
                     format!("{m:?}")
                 } else {
@@ -237,8 +305,22 @@ fn select(request: &Request, era: Era, tools: Vec<Tool>) -> Result<Discovered, D
                 }
             })
             .collect();
-        return fail(format!("the server has no tool named {}", lines.join(", ")));
+        let empty = if listing.total == 0 {
+            " (its tool list is empty)"
+        } else {
+            ""
+        };
+        return fail(format!(
+            "the server has no tool named {}{empty}",
+            lines.join(", ")
+        ));
     }
+    let bindings = listing
+        .found
+        .iter()
+        .flatten()
+        .map(|tool| binding_of(request, tool))
+        .collect();
     Ok(Discovered {
         bindings,
         warnings,
@@ -269,17 +351,30 @@ fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
     }
 }
 
-/// A discovery failure from a step error: what went wrong, never a token.
-fn describe(e: StepError) -> DiscoverError {
+/// A discovery failure from a step error, naming the step: what went wrong, never a token.
+fn describe(step: &str, e: StepError) -> DiscoverError {
+    use brain_mcp_transport::ErrorKind;
     DiscoverError(match e {
-        StepError::Transport(e) => format!("could not reach the server: {e}"),
+        StepError::Transport(e) => match e.kind() {
+            ErrorKind::Connect
+            | ErrorKind::Tls
+            | ErrorKind::InvalidRequest
+            | ErrorKind::Redirect => {
+                format!("{step}: could not reach the server: {e}")
+            }
+            ErrorKind::Status { .. } => format!("{step}: the server failed: {e}"),
+            _ => format!("{step}: the exchange with the server failed: {e}"),
+        },
         StepError::Rpc { code, message, .. } => {
-            format!("the server answered with error {}: {message}", code.0)
+            format!(
+                "{step}: the server answered with error {}: {message}",
+                code.0
+            )
         }
         StepError::Protocol(m)
         | StepError::UserInput(m)
         | StepError::Unsupported(m)
-        | StepError::Refused(m) => m,
+        | StepError::Refused(m) => format!("{step}: {m}"),
     })
 }
 
@@ -333,35 +428,81 @@ mod tests {
         .expect("a valid tool")
     }
 
+    fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Listing {
+        let mut listing = Listing::new(request);
+        listing.add_page(request, era, tools);
+        listing
+    }
+
+    fn pick(names: &[&str], era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
+        let request = request(names);
+        select(&request, era, listed(&request, era, tools))
+    }
+
     #[test]
     fn selects_in_order_and_names_missing_tools() {
         let tools = vec![
             tool("echo", r#"{"type":"object"}"#),
             tool("get-sum", r#"{"type":"object"}"#),
+            tool("echo", r#"{"type":"object","title":"second"}"#),
         ];
-        let found = select(&request(&["get-sum", "echo"]), Era::Handshake, tools).expect("found");
+        let found = pick(&["get-sum", "echo"], Era::Handshake, tools).expect("found");
         let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
         assert_eq!(names, ["get-sum", "echo"]);
+        assert_eq!(
+            found.bindings[1].input_schema.get(),
+            r#"{"type":"object"}"#,
+            "the first listing of a repeated name wins"
+        );
         let tools = vec![tool("echo", r#"{"type":"object"}"#)];
-        let err = select(&request(&["ecko", "zzz"]), Era::Handshake, tools).expect_err("missing");
+        let err = pick(&["ecko", "zzz"], Era::Handshake, tools).expect_err("missing");
         assert_eq!(
             err.0,
             "the server has no tool named \"ecko\" (did you mean \"echo\"?), \"zzz\""
         );
+        let err = pick(&["echo"], Era::Handshake, Vec::new()).expect_err("empty server");
+        assert_eq!(
+            err.0,
+            "the server has no tool named \"echo\" (its tool list is empty)"
+        );
+    }
+
+    #[test]
+    fn pages_add_up() {
+        let request = request(&["b", "a"]);
+        let mut listing = Listing::new(&request);
+        listing.add_page(&request, Era::Handshake, vec![tool("a", "{}")]);
+        listing.add_page(
+            &request,
+            Era::Handshake,
+            vec![tool("x", "{}"), tool("b", "{}")],
+        );
+        assert_eq!(listing.total, 3);
+        assert_eq!(listing.names, ["a", "x", "b"]);
+        let found = select(&request, Era::Handshake, listing).expect("both found");
+        let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
     }
 
     #[test]
     fn invalid_param_headers_hide_tools_in_the_stateless_era_only() {
         let bad = r#"{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}"#;
         let v = brain_mcp_proto::version::ProtocolVersion::V2026_07_28;
-        let err =
-            select(&request(&["t"]), Era::Stateless(v), vec![tool("t", bad)]).expect_err("hidden");
+        let err = pick(&["t"], Era::Stateless(v), vec![tool("t", bad)]).expect_err("hidden");
         assert!(
             err.0
                 .contains("no tool named \"t\" (not offered: invalid x-mcp-header"),
             "{err}"
         );
-        let ok = select(&request(&["t"]), Era::Handshake, vec![tool("t", bad)]).expect("kept");
+        let ok = pick(
+            &["u"],
+            Era::Stateless(v),
+            vec![tool("t", bad), tool("u", "{}")],
+        )
+        .expect("u kept");
+        assert_eq!(ok.warnings.len(), 1, "{:?}", ok.warnings);
+        assert!(ok.warnings[0].starts_with("tool \"t\" is not offered"));
+        let ok = pick(&["t"], Era::Handshake, vec![tool("t", bad)]).expect("kept");
         assert!(ok.warnings.is_empty());
     }
 }

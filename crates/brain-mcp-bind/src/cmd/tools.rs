@@ -111,12 +111,13 @@ fn prepare(args: &[String]) -> Result<Option<Request>, String> {
         .require("tenant")
         .map_err(|e| e.to_string())?
         .to_owned();
-    let tools = flags
-        .require("tools")
-        .map_err(|e| e.to_string())?
-        .split(',')
-        .map(|s| s.trim().to_owned())
-        .collect();
+    let list = flags.require("tools").map_err(|e| e.to_string())?;
+    // `-tools ""` names no tool (not one empty name); `a,,b` still names an empty one.
+    let tools = if list.trim().is_empty() {
+        Vec::new()
+    } else {
+        list.split(',').map(|s| s.trim().to_owned()).collect()
+    };
     let deadline = match flags.get("timeout") {
         None => DEFAULT_DEADLINE,
         Some(s) => match s.parse::<f64>() {
