@@ -225,6 +225,15 @@ impl McpExecutor {
                             "the server sent {method}: it needs user input Brain cannot give"
                         )));
                     }
+                    // A 2026 client cannot answer a request (there are no client responses
+                    // in that era), so waiting would only run the call into its timeout.
+                    if let Wire::Stateless(version) = wire {
+                        drop_stream(stream);
+                        return Err(StepError::Protocol(format!(
+                            "the server sent a {method} request during a {version} call, \
+                             where servers send no requests"
+                        )));
+                    }
                 }
                 // Logging and other notifications, and responses to other ids, are not ours.
                 _ => {}
