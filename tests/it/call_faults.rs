@@ -1,7 +1,7 @@
 //! Failures after `tools/call` was sent (`unknown_outcome` true) against the fault server,
 //! in both eras, and the sessions they leave behind.
 
-use brain_tests::server::{Era, ServerConfig, TestServer};
+use brain_tests::server::{Era, Reply, ServerConfig, TestServer};
 use serde_json::{Value, json};
 
 use crate::call_support::{
@@ -181,5 +181,54 @@ async fn progress_that_does_not_increase_is_dropped() {
         assert!(out.progress.is_empty());
         let text = json!([{"type": "text", "text": "logged"}]);
         assert_eq!(out.result, success("lg", text, None));
+    }
+}
+
+#[tokio::test]
+async fn sse_framing_and_priming_events_change_nothing() {
+    for era in ERAS {
+        let mut config = ServerConfig::new(era).reply(Reply::Sse);
+        config.sse_priming = true;
+        let server = TestServer::start(config);
+        let h = Harness::new();
+        let echo = binding(spec("echo", &server.url(), "echo"));
+        let out = call(&h, &echo, "sse-1", json!({"text": "framed"})).await;
+        let text = json!([{"type": "text", "text": "framed"}]);
+        assert_eq!(out.result, success("sse-1", text, None), "{era:?}");
+        let prog = binding(spec("progress", &server.url(), "progress"));
+        let out = call(&h, &prog, "sse-2", json!({"steps": 2, "delay_ms": 0})).await;
+        assert_eq!(out.progress.len(), 2, "{era:?}: {:?}", out.progress);
+        assert_eq!(out.result["is_error"], false);
+        for (tool, kind) in [("drop_mid", "connection_lost"), ("rpc_error", "rpc_error")] {
+            let b = binding(spec(tool, &server.url(), tool));
+            let out = call(&h, &b, "sse-3", json!({})).await;
+            assert_failure(&out.result, kind, true);
+        }
+        h.flush().await;
+        sessions_closed(&server);
+    }
+}
+
+#[tokio::test]
+async fn stateless_server_requests_fail_the_call_at_once() {
+    // A 2026 client has no way to answer a request, so a ping fails the call as the
+    // protocol breach it is instead of waiting out the 30 s timeout.
+    let started = std::time::Instant::now();
+    let (result, server) = once(Era::Stateless, "ping_first", json!({})).await;
+    let message = assert_failure(&result, "protocol_error", true);
+    assert!(message.contains("ping"), "{message}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        server.stats().client_answers.is_empty(),
+        "nothing to answer with"
+    );
+    for (tool, method) in [
+        ("sampling", "sampling/createMessage"),
+        ("roots", "roots/list"),
+    ] {
+        let (result, server) = once(Era::Stateless, tool, json!({})).await;
+        let message = assert_failure(&result, "user_input_required", true);
+        assert!(message.contains(method), "{message}");
+        assert_eq!(server.stats().count("tools/call"), 1);
     }
 }
