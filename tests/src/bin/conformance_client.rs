@@ -10,6 +10,8 @@
 
 #[path = "../conformance/error.rs"]
 mod error;
+#[path = "../conformance/listen.rs"]
+mod listen;
 #[path = "../conformance/responder.rs"]
 mod responder;
 #[path = "../conformance/scenarios.rs"]

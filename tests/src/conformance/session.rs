@@ -14,8 +14,10 @@ use brain_mcp_transport::{
 };
 use http::Uri;
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 
 use super::error::ClientError;
+use super::listen;
 use super::responder::Responder;
 
 /// Bytes a server may send back for one request.
@@ -46,6 +48,8 @@ pub(crate) struct Session {
     capabilities: ClientCapabilities,
     info: Implementation,
     responder: Box<dyn Responder>,
+    /// The handshake-era GET stream, when one is open.
+    listener: Option<mpsc::Receiver<String>>,
 }
 
 impl Session {
@@ -104,6 +108,19 @@ impl Session {
             session_id,
         };
         session.notify("notifications/initialized", None).await?;
+        let caps = &session.capabilities;
+        if caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some() {
+            // Servers may ask for input outside any request, on the GET stream.
+            let mut headers = vec![("mcp-protocol-version", version.as_str().to_owned())];
+            if let Mode::Handshake {
+                session_id: Some(id),
+                ..
+            } = &session.mode
+            {
+                headers.push(("mcp-session-id", id.clone()));
+            }
+            session.listener = listen::open(&session.url, &headers).await?;
+        }
         Ok(session)
     }
 
@@ -131,6 +148,7 @@ impl Session {
             capabilities,
             info: Implementation::new("brain-conformance-client", env!("CARGO_PKG_VERSION")),
             responder,
+            listener: None,
         })
     }
 
@@ -274,10 +292,14 @@ impl Session {
     }
 
     async fn read_reply(
-        &self,
+        &mut self,
         method: &str,
         req: PostRequest,
     ) -> Result<(Value, Option<String>), ClientError> {
+        let id = match &req.expect {
+            Expect::Response(id) => id.clone(),
+            Expect::Accepted => return Err(ClientError::protocol(method, "not a request")),
+        };
         let reply = self
             .http
             .post(req)
@@ -290,9 +312,22 @@ impl Session {
             ));
         };
         let session_id = stream.session_id().map(str::to_owned);
-        while let Some(item) = stream.next().await {
-            let inbound = item.map_err(|e| transport_error(method, e))?;
-            let decoded = jsonrpc::decode(inbound.text.as_bytes())
+        loop {
+            // Server requests may come on the reply stream or on the GET stream.
+            let (text, on_reply) = tokio::select! {
+                item = stream.next() => match item {
+                    Some(item) => (item.map_err(|e| transport_error(method, e))?.text, true),
+                    None => break,
+                },
+                text = next_listened(&mut self.listener) => match text {
+                    Some(text) => (text, false),
+                    None => {
+                        self.listener = None;
+                        continue;
+                    }
+                },
+            };
+            let decoded = jsonrpc::decode(text.as_bytes())
                 .map_err(|e| ClientError::protocol(method, format!("undecodable message: {e}")))?;
             let Incoming::Single(message) = decoded else {
                 return Err(ClientError::protocol(
@@ -300,13 +335,14 @@ impl Session {
                     "a batch arrived on the stream",
                 ));
             };
+            let ours = on_reply || message.id() == Some(&id);
             match message {
-                Message::Response(r) => {
+                Message::Response(r) if ours => {
                     let result = serde_json::from_str(r.result.get())
                         .map_err(|e| ClientError::protocol(method, e.to_string()))?;
                     return Ok((result, session_id));
                 }
-                Message::Error(e) => {
+                Message::Error(e) if ours => {
                     return Err(ClientError::Rpc {
                         method: method.to_owned(),
                         code: e.error.code.0,
@@ -323,6 +359,11 @@ impl Session {
                 }
                 Message::Notification(n) => {
                     eprintln!("conformance-client: {method}: notification {}", n.method);
+                }
+                Message::Response(_) | Message::Error(_) => {
+                    eprintln!(
+                        "conformance-client: {method}: ignoring a response for another request"
+                    );
                 }
             }
         }
@@ -415,5 +456,13 @@ fn transport_error(method: &str, e: TransportError) -> ClientError {
     ClientError::Transport {
         method: method.to_owned(),
         source: Box::new(e),
+    }
+}
+
+/// The next message of the GET stream; never resolves when there is none.
+async fn next_listened(listener: &mut Option<mpsc::Receiver<String>>) -> Option<String> {
+    match listener {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
