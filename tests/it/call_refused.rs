@@ -3,7 +3,9 @@
 use brain_tests::server::{Era, ServerConfig, TestServer};
 use serde_json::json;
 
-use crate::call_support::{Call, Harness, assert_failure, binding, call, call_with, spec, success};
+use crate::call_support::{
+    Call, Harness, SETTLE, assert_failure, binding, call, call_with, spec, success,
+};
 
 /// Asserts nothing at all reached `server`.
 fn nothing_sent(server: &TestServer) {
@@ -139,6 +141,29 @@ async fn bearer_token_only_with_token_env_and_never_in_events() {
         );
     }
 
+    // The background cancel and DELETE of an abandoned call carry it too.
+    let mut hang = spec("hang_tok", &server.url(), "hang");
+    hang["token_env"] = json!("BRAIN_E2E_TOKEN");
+    hang["timeout_seconds"] = json!(1);
+    let mut abandoned = Call::new("t-hang", json!({}));
+    abandoned.token = Some(TOKEN.to_owned());
+    let out = call_with(&h, &binding(hang), abandoned).await;
+    assert_failure(&out.result, "timeout", true);
+    h.flush().await;
+    let (stats, held) = server
+        .wait_for(SETTLE, |s| {
+            s.cancelled_request_ids().len() == 1 && s.deletes().len() == 2
+        })
+        .await;
+    assert!(held, "cancel and DELETE: {:?}", stats.received);
+    for r in &stats.received[before..] {
+        assert_eq!(
+            r.authorization.as_deref(),
+            Some(&*format!("Bearer {TOKEN}")),
+            "{r:?}"
+        );
+    }
+
     // A wrong token fails as credentials refused, and the message does not echo it.
     let mut wrong = Call::new("t-wrong", json!({"text": "hi"}));
     wrong.token = Some("e2e-wrong-token-77c1".to_owned());
@@ -151,7 +176,7 @@ async fn bearer_token_only_with_token_env_and_never_in_events() {
     h.flush().await;
     assert_eq!(
         server.stats().count("tools/call"),
-        1,
-        "only the call with the right token"
+        2,
+        "only the calls with the right token"
     );
 }
