@@ -204,6 +204,10 @@ async fn sse_framing_and_priming_events_change_nothing() {
             let out = call(&h, &b, "sse-3", json!({})).await;
             assert_failure(&out.result, kind, true);
         }
+        let mut huge = spec("huge", &server.url(), "huge");
+        huge["max_output_bytes"] = json!(1000);
+        let out = call(&h, &binding(huge), "sse-4", json!({"bytes": 10_000_000})).await;
+        assert_failure(&out.result, "output_too_large", true);
         h.flush().await;
         sessions_closed(&server);
     }

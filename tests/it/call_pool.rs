@@ -1,5 +1,6 @@
 //! Connection reuse over many calls, and the exact exchanges of one call in each era.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use brain_tests::server::{Era, Received, ServerConfig, TestServer};
@@ -78,6 +79,41 @@ async fn connections_the_server_closed_while_idle_are_not_used() {
         assert_eq!(stats.count("tools/call"), 4, "each call sent once");
         assert!(stats.connections >= 4, "the server closed idle connections");
     }
+}
+
+#[tokio::test]
+async fn concurrent_calls_each_get_their_own_session() {
+    let server = TestServer::start(ServerConfig::new(Era::Handshake));
+    let h = Arc::new(Harness::new());
+    let slow = binding(spec("slow", &server.url(), "slow"));
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let (h, slow) = (h.clone(), slow.clone());
+        tasks.push(tokio::spawn(async move {
+            let id = format!("par-{i}");
+            let out = call(&h, &slow, &id, json!({"ms": 50})).await;
+            let text = json!([{"type": "text", "text": "slept 50 ms"}]);
+            assert_eq!(out.result, success(&id, text, None));
+        }));
+    }
+    for task in tasks {
+        task.await.expect("the call task");
+    }
+    h.flush().await;
+    let stats = server.stats();
+    assert_eq!(stats.count("tools/call"), 16);
+    assert_eq!(stats.sessions_opened.len(), 16);
+    let mut opened = stats.sessions_opened.clone();
+    let mut deleted = stats.sessions_deleted.clone();
+    opened.sort();
+    deleted.sort();
+    assert_eq!(opened, deleted);
+    // Each call ran in the session its own initialize opened.
+    let sessions: std::collections::HashSet<_> = stats
+        .with_method("tools/call")
+        .filter_map(|r| r.session_id.clone())
+        .collect();
+    assert_eq!(sessions.len(), 16, "no two calls shared a session");
 }
 
 /// The scope and progress token every `tools/call` carries.

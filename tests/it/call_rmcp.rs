@@ -1,25 +1,43 @@
-//! Calls against the Rust SDK (`rmcp`) server.
+//! Calls against the Rust SDK (`rmcp`) server, which serves both eras on one endpoint.
 
+use brain_mcp_bind::Era;
 use brain_tests::peers::{Peer, PeerKind};
 use serde_json::{Value, json};
 
 use crate::call_support::{Harness, call, discovered, progress, success, tool_error};
 
 #[tokio::test]
-async fn echo_add_progress_and_fail() {
+async fn stateless_era_by_detection() {
     let peer = Peer::start(PeerKind::Rmcp).expect("start the rmcp server");
     let h = Harness::new();
-    let config = discovered(&h, &peer.url(), &["echo", "add", "progress", "fail"]).await;
-    println!("rmcp server era: {:?}", h.client.era(&peer.url()));
+    echo_add_progress_and_fail(&h, &peer.url()).await;
+    assert!(
+        matches!(h.client.era(&peer.url()), Some(Era::Stateless(_))),
+        "detected {:?}",
+        h.client.era(&peer.url())
+    );
+}
+
+#[tokio::test]
+async fn handshake_era_when_forced() {
+    let peer = Peer::start(PeerKind::Rmcp).expect("start the rmcp server");
+    let h = Harness::new();
+    h.client.set_era(&peer.url(), Era::Handshake);
+    echo_add_progress_and_fail(&h, &peer.url()).await;
+    assert_eq!(h.client.era(&peer.url()), Some(Era::Handshake));
+}
+
+async fn echo_add_progress_and_fail(h: &Harness, url: &str) {
+    let config = discovered(h, url, &["echo", "add", "progress", "fail"]).await;
     let get = |name: &str| config.get(name).expect("a discovered binding").clone();
 
-    let out = call(&h, &get("echo"), "r-echo", json!({"text": "from brain"})).await;
+    let out = call(h, &get("echo"), "r-echo", json!({"text": "from brain"})).await;
     let text = json!([{"type": "text", "text": "from brain"}]);
     assert_eq!(out.result, success("r-echo", text, None));
 
     let add = get("add");
     assert!(add.output_schema.is_some(), "add declares an output schema");
-    let out = call(&h, &add, "r-add", json!({"a": 20, "b": 22})).await;
+    let out = call(h, &add, "r-add", json!({"a": 20, "b": 22})).await;
     let content = out.result["content"].as_array().expect("content").clone();
     assert_eq!(content.len(), 1, "exactly one text block: {}", out.result);
     let text = content[0]["text"].as_str().expect("a text block");
@@ -32,7 +50,7 @@ async fn echo_add_progress_and_fail() {
         success("r-add", json!(content), Some(json!({"sum": 42})))
     );
 
-    let out = call(&h, &get("progress"), "r-progress", json!({"steps": 4})).await;
+    let out = call(h, &get("progress"), "r-progress", json!({"steps": 4})).await;
     let expected: Vec<Value> = (1..=4)
         .map(|i| progress("r-progress", i, Some(4), Some(&format!("step {i} of 4"))))
         .collect();
@@ -40,7 +58,7 @@ async fn echo_add_progress_and_fail() {
     let text = json!([{"type": "text", "text": "done after 4 steps"}]);
     assert_eq!(out.result, success("r-progress", text, None));
 
-    let out = call(&h, &get("fail"), "r-fail", json!({})).await;
+    let out = call(h, &get("fail"), "r-fail", json!({})).await;
     let text = json!([{"type": "text", "text": "this tool always fails"}]);
     assert_eq!(out.result, tool_error("r-fail", text));
     h.flush().await;
