@@ -200,3 +200,25 @@ async fn tools_needing_client_capabilities_are_not_listed() {
     discovered(&h, &peer.url(), &["echo", "get-env"]).await;
     h.flush().await;
 }
+
+#[tokio::test]
+async fn a_timed_out_call_is_cleaned_up_and_the_client_goes_on() {
+    let peer = start();
+    let h = Harness::new();
+    let tools = ["trigger-long-running-operation", "echo"];
+    let config = discovered(&h, &peer.url(), &tools).await;
+    let long = config
+        .get("trigger-long-running-operation")
+        .expect("binding");
+    let mut short = long.as_ref().clone();
+    short.timeout = std::time::Duration::from_secs(1);
+    let out = call(&h, &short, "c-late", json!({"duration": 30, "steps": 30})).await;
+    assert_failure(&out.result, "timeout", true);
+    // The cancel and DELETE against the real server finish within their deadlines.
+    h.flush().await;
+    let echo = config.get("echo").expect("binding");
+    let out = call(&h, echo, "c-next", json!({"message": "still here"})).await;
+    let text = json!([{"type": "text", "text": "Echo: still here"}]);
+    assert_eq!(out.result, success("c-next", text, None));
+    h.flush().await;
+}

@@ -82,6 +82,20 @@ async fn stateless_era_by_detection() {
     let out = call(&h, ask, "stateless-ask", json!({"question": "go on?"})).await;
     let message = assert_failure(&out.result, "rpc_error", true);
     assert!(message.contains("error -32600"), "{message}");
+
+    // A resolver elicitation is refused with -32021 (missing capability) rather than asked
+    // with input_required, because we declared no elicitation.
+    let config = discovered(&h, &peer.url(), &["confirm"]).await;
+    let confirm = config.get("confirm").expect("binding");
+    let out = call(
+        &h,
+        confirm,
+        "stateless-confirm",
+        json!({"question": "sure?"}),
+    )
+    .await;
+    let message = assert_failure(&out.result, "rpc_error", true);
+    assert!(message.contains("error -32021"), "{message}");
     h.flush().await;
 }
 
@@ -99,5 +113,29 @@ async fn handshake_era_when_forced() {
     let out = call(&h, ask, "handshake-ask", json!({"question": "go on?"})).await;
     let message = assert_failure(&out.result, "user_input_required", true);
     assert!(message.contains("elicitation/create"), "{message}");
+
+    let config = discovered(&h, &peer.url(), &["confirm"]).await;
+    let confirm = config.get("confirm").expect("binding");
+    // A resolver elicitation is refused with -32021 here too: the server checks the
+    // capability we declared before it would ask.
+    let out = call(
+        &h,
+        confirm,
+        "handshake-confirm",
+        json!({"question": "sure?"}),
+    )
+    .await;
+    let message = assert_failure(&out.result, "rpc_error", true);
+    assert!(message.contains("error -32021"), "{message}");
+    // The client is still usable after the refusals: a plain call works.
+    let config = discovered(&h, &peer.url(), &["echo"]).await;
+    let out = call(
+        &h,
+        config.get("echo").expect("binding"),
+        "after",
+        json!({"text": "ok"}),
+    )
+    .await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
     h.flush().await;
 }
