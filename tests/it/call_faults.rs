@@ -236,3 +236,23 @@ async fn stateless_server_requests_fail_the_call_at_once() {
         assert_eq!(server.stats().count("tools/call"), 1);
     }
 }
+
+#[tokio::test]
+async fn endless_progress_counts_against_the_output_budget() {
+    for era in ERAS {
+        let server = TestServer::start(ServerConfig::new(era));
+        let h = Harness::new();
+        let mut chatty = spec("progress", &server.url(), "progress");
+        chatty["max_output_bytes"] = json!(1);
+        let args = json!({"steps": 1000, "delay_ms": 0});
+        let out = call(&h, &binding(chatty), "chatty", args).await;
+        assert_failure(&out.result, "output_too_large", true);
+        // Progress was delivered live until the budget ran out, in order.
+        assert!(!out.progress.is_empty() && out.progress.len() < 1000, "{era:?}");
+        for (i, event) in out.progress.iter().enumerate() {
+            assert_eq!(event["progress"], json!(i + 1));
+        }
+        h.flush().await;
+        sessions_closed(&server);
+    }
+}
