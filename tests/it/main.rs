@@ -9,6 +9,7 @@ mod call_protocol;
 mod call_python;
 mod call_refused;
 mod call_rmcp;
+mod call_stall;
 mod call_support;
 mod discover_failures;
 mod discover_peers;
