@@ -224,6 +224,19 @@ fn usage_and_config_errors_exit_2_and_send_nothing() {
         assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
     }
+    // Arguments that break the binding's schema are a refused call: a result, exit 1.
+    let r = run(&[
+        "-config", &path, "-tool", "echo", "-tenant", TENANT, "-args", "[1]",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let events = r.events();
+    assert_eq!(events.len(), 1, "{}", r.stdout);
+    assert_eq!(events[0]["error"]["kind"], "invalid_arguments");
+    assert_eq!(events[0]["unknown_outcome"], false);
+    // -h prints the usage and exits 0.
+    let r = run(&["-h"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("-config HOST.json"), "{}", r.stdout);
     let stats = server.stats();
     assert_eq!(stats.connections, 0, "{stats:?}");
 }
