@@ -1,16 +1,20 @@
 //! `cargo xtask`: the project's automation, in Rust so a fresh machine needs only cargo.
 //!
 //! Subcommands:
+//! - `bench`: the call-path benchmark against a raw hyper floor, with its ratios.
 //! - `ci`: everything CI checks (format, clippy, tests, rustdoc, architecture rules).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
+//! - `interop`: mcp-tools and mcp-call against the real peers in each era; writes docs/interop.md.
 
 mod arch;
+mod bench;
 mod ci;
 mod cmd;
 mod conformance;
 mod demo;
+mod interop;
 mod peers;
 
 use std::path::PathBuf;
@@ -21,8 +25,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("arch") => arch::run(),
+        Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(),
         Some("peers") => peers::run(&args[1..]),
+        Some("interop") => interop::run(),
         Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
@@ -42,10 +48,12 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
+  bench   call-path benchmark vs a raw hyper client; prints ratios [criterion args]...
   ci      format check, clippy -D warnings, all tests, rustdoc -D warnings, architecture check
   arch    the architecture check alone (which crates may depend on which)
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
+  interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";
 
 /// The workspace root (the parent of the xtask crate).
