@@ -12,6 +12,8 @@
 mod error;
 #[path = "../conformance/listen.rs"]
 mod listen;
+#[path = "../conformance/reply.rs"]
+mod reply;
 #[path = "../conformance/responder.rs"]
 mod responder;
 #[path = "../conformance/scenarios.rs"]

@@ -4,13 +4,12 @@
 use std::time::Duration;
 
 use brain_mcp_proto::headers::encode_header_str;
-use brain_mcp_proto::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
+use brain_mcp_proto::jsonrpc::{self, ErrorCode, RequestId};
 use brain_mcp_proto::mcp::{ClientCapabilities, Implementation, InitializeParams};
 use brain_mcp_proto::meta::RequestMetaBuilder;
 use brain_mcp_proto::version::{ProtocolVersion, negotiate_handshake};
 use brain_mcp_transport::{
-    ClientConfig, ErrorKind, Expect, HttpClient, McpHeaders, PostReply, PostRequest, ResumePolicy,
-    TransportError,
+    ClientConfig, Expect, HttpClient, McpHeaders, PostRequest, ResumePolicy,
 };
 use http::Uri;
 use serde_json::{Map, Value};
@@ -21,15 +20,15 @@ use super::listen;
 use super::responder::Responder;
 
 /// Bytes a server may send back for one request.
-const BUDGET: usize = 16 << 20;
+pub(super) const BUDGET: usize = 16 << 20;
 /// Deadline of one request, server requests and resumption included.
-const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
+pub(super) const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
 /// Retries after a -32022 naming a version we speak.
 const VERSION_RETRIES: u32 = 2;
 
 /// Which lifecycle the connection follows.
 #[derive(Debug, Clone)]
-enum Mode {
+pub(super) enum Mode {
     /// 2025 revisions: `initialize`, then the negotiated version and session id.
     Handshake {
         version: ProtocolVersion,
@@ -41,15 +40,15 @@ enum Mode {
 
 /// A connected client.
 pub(crate) struct Session {
-    http: HttpClient,
-    url: Uri,
-    mode: Mode,
+    pub(super) http: HttpClient,
+    pub(super) url: Uri,
+    pub(super) mode: Mode,
     next_id: i64,
     capabilities: ClientCapabilities,
     info: Implementation,
-    responder: Box<dyn Responder>,
+    pub(super) responder: Box<dyn Responder>,
     /// The handshake-era GET stream, when one is open.
-    listener: Option<mpsc::Receiver<String>>,
+    pub(super) listener: Option<mpsc::Receiver<String>>,
 }
 
 impl Session {
@@ -291,136 +290,8 @@ impl Session {
         }
     }
 
-    async fn read_reply(
-        &mut self,
-        method: &str,
-        req: PostRequest,
-    ) -> Result<(Value, Option<String>), ClientError> {
-        let id = match &req.expect {
-            Expect::Response(id) => id.clone(),
-            Expect::Accepted => return Err(ClientError::protocol(method, "not a request")),
-        };
-        let reply = self
-            .http
-            .post(req)
-            .await
-            .map_err(|e| transport_error(method, e))?;
-        let PostReply::Stream(mut stream) = reply else {
-            return Err(ClientError::protocol(
-                method,
-                "the request was answered with 202",
-            ));
-        };
-        let session_id = stream.session_id().map(str::to_owned);
-        loop {
-            // Server requests may come on the reply stream or on the GET stream.
-            let (text, on_reply) = tokio::select! {
-                item = stream.next() => match item {
-                    Some(item) => (item.map_err(|e| transport_error(method, e))?.text, true),
-                    None => break,
-                },
-                text = next_listened(&mut self.listener) => match text {
-                    Some(text) => (text, false),
-                    None => {
-                        self.listener = None;
-                        continue;
-                    }
-                },
-            };
-            let decoded = jsonrpc::decode(text.as_bytes())
-                .map_err(|e| ClientError::protocol(method, format!("undecodable message: {e}")))?;
-            let Incoming::Single(message) = decoded else {
-                return Err(ClientError::protocol(
-                    method,
-                    "a batch arrived on the stream",
-                ));
-            };
-            let ours = on_reply || message.id() == Some(&id);
-            match message {
-                Message::Response(r) if ours => {
-                    let result = serde_json::from_str(r.result.get())
-                        .map_err(|e| ClientError::protocol(method, e.to_string()))?;
-                    return Ok((result, session_id));
-                }
-                Message::Error(e) if ours => {
-                    return Err(ClientError::Rpc {
-                        method: method.to_owned(),
-                        code: e.error.code.0,
-                        message: e.error.message.into_owned(),
-                    });
-                }
-                Message::Request(r) => {
-                    let params: Value = match r.params {
-                        Some(p) => serde_json::from_str(p.get()).unwrap_or(Value::Null),
-                        None => Value::Null,
-                    };
-                    self.answer_server_request(method, &r.id, &r.method, &params)
-                        .await?;
-                }
-                Message::Notification(n) => {
-                    eprintln!("conformance-client: {method}: notification {}", n.method);
-                }
-                Message::Response(_) | Message::Error(_) => {
-                    eprintln!(
-                        "conformance-client: {method}: ignoring a response for another request"
-                    );
-                }
-            }
-        }
-        Err(ClientError::protocol(
-            method,
-            "the reply ended without a response",
-        ))
-    }
-
-    /// Answers a JSON-RPC request the server sent on a reply stream.
-    async fn answer_server_request(
-        &self,
-        during: &str,
-        id: &RequestId,
-        method: &str,
-        params: &Value,
-    ) -> Result<(), ClientError> {
-        if self.is_stateless() {
-            // 2026-era servers ask for input only through input_required results.
-            return Err(ClientError::protocol(
-                during,
-                format!("the server sent a {method} request on a 2026-era stream"),
-            ));
-        }
-        eprintln!("conformance-client: {during}: answering the server's {method}");
-        let body = match self.responder.answer(method, params) {
-            Ok(result) => jsonrpc::encode_response(id, &result)
-                .map_err(|e| ClientError::protocol(method, e.to_string()))?,
-            Err(refusal) => {
-                jsonrpc::encode_error(Some(id), ErrorCode(refusal.code), &refusal.message, None)
-            }
-        };
-        self.post_accepted(method, body).await
-    }
-
-    async fn post_accepted(&self, method: &str, body: Vec<u8>) -> Result<(), ClientError> {
-        let req = PostRequest {
-            url: self.url.clone(),
-            body: body.into(),
-            expect: Expect::Accepted,
-            headers: self.headers(false),
-            budget: BUDGET,
-            resume: ResumePolicy::Never,
-            idempotent: false,
-        };
-        match tokio::time::timeout(REQUEST_DEADLINE, self.http.post(req)).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(transport_error(method, e)),
-            Err(_) => Err(ClientError::Timeout {
-                method: method.to_owned(),
-                seconds: REQUEST_DEADLINE.as_secs(),
-            }),
-        }
-    }
-
     /// The version and session headers of the current mode.
-    fn headers(&self, initialize: bool) -> McpHeaders {
+    pub(super) fn headers(&self, initialize: bool) -> McpHeaders {
         match &self.mode {
             Mode::Handshake {
                 version,
@@ -437,32 +308,5 @@ impl Session {
                 ..McpHeaders::default()
             },
         }
-    }
-}
-
-/// Maps a transport error, lifting a JSON-RPC error found in an error status.
-fn transport_error(method: &str, e: TransportError) -> ClientError {
-    if let ErrorKind::Status {
-        rpc: Some((code, message)),
-        ..
-    } = e.kind()
-    {
-        return ClientError::Rpc {
-            method: method.to_owned(),
-            code: code.0,
-            message: message.clone(),
-        };
-    }
-    ClientError::Transport {
-        method: method.to_owned(),
-        source: Box::new(e),
-    }
-}
-
-/// The next message of the GET stream; never resolves when there is none.
-async fn next_listened(listener: &mut Option<mpsc::Receiver<String>>) -> Option<String> {
-    match listener {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
     }
 }
