@@ -48,6 +48,16 @@ pub(crate) fn during_call(error: StepError) -> ToolFailure {
             if e.delivery() == Delivery::NotSent {
                 return ToolFailure::before_send(ErrorKind::ConnectFailed, e.to_string());
             }
+            // A refusal of our credentials comes before the server looks at the call: the
+            // tool did not run (a token revoked after the era was learned, for example).
+            if let Wire::Status { status, .. } = e.kind()
+                && matches!(status.as_u16(), 401 | 403)
+            {
+                return ToolFailure::before_send(
+                    ErrorKind::ConnectFailed,
+                    format!("the server refused the credentials, so the tool did not run: {e}"),
+                );
+            }
             let kind = match e.kind() {
                 Wire::BodyTooLarge { .. } => ErrorKind::OutputTooLarge,
                 Wire::Status { rpc: Some(_), .. } => ErrorKind::RpcError,
