@@ -180,3 +180,27 @@ async fn bearer_token_only_with_token_env_and_never_in_events() {
         "only the calls with the right token"
     );
 }
+
+#[tokio::test]
+async fn a_token_refused_at_the_call_itself_means_the_tool_never_ran() {
+    // The era is already known (as after earlier calls), so the first request is the 2026
+    // tools/call itself, and the server refuses its credentials.
+    let mut config = ServerConfig::new(Era::Stateless);
+    config.require_token = Some("the-right-token".to_owned());
+    let server = TestServer::start(config);
+    let h = Harness::new();
+    let version = brain_mcp_proto::version::ProtocolVersion::V2026_07_28;
+    h.client
+        .set_era(&server.url(), brain_mcp_bind::Era::Stateless(version));
+    let mut tokened = spec("echo", &server.url(), "echo");
+    tokened["token_env"] = json!("BRAIN_E2E_TOKEN");
+    let mut wrong = Call::new("t-revoked", json!({"text": "hi"}));
+    wrong.token = Some("a-revoked-token".to_owned());
+    let out = call_with(&h, &binding(tokened), wrong).await;
+    let message = assert_failure(&out.result, "connect_failed", false);
+    assert!(message.contains("401"), "{message}");
+    assert!(!message.contains("a-revoked-token"), "{message}");
+    let stats = server.stats();
+    assert_eq!(stats.received.len(), 1, "one refused request");
+    assert_eq!(stats.received[0].status, Some(401));
+}
