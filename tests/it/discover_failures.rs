@@ -135,7 +135,7 @@ fn server_errors_fail() {
     assert_fails(&r, "initialize: the server failed");
     assert!(r.stderr.contains("500"), "{r:?}");
     // 2026 era: tools/list answered with a JSON-RPC error.
-    let tiny = TinyServer::start(Behaviour::ListFails);
+    let tiny = TinyServer::start(Behaviour::ListFails(-32603, "the tool catalogue is down"));
     let r = run(&tiny.url(), "echo", &[]);
     assert_fails(
         &r,

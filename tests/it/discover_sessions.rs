@@ -7,7 +7,7 @@ use brain_mcp_bind::discover::{self, DEFAULT_DEADLINE, Request};
 use brain_mcp_bind::{Era as ClientEra, McpClient};
 use brain_tests::server::{DEMO_TOOLS, Era, FAULT_TOOLS, ServerConfig, Stats, TestServer};
 
-use crate::discover_support::TENANT;
+use crate::discover_support::{Behaviour, TENANT, TinyServer};
 
 const SETTLE: Duration = Duration::from_secs(20);
 
@@ -147,4 +147,20 @@ async fn the_deadline_is_a_request_field() {
         err.to_string().contains("discovery took longer than 0.7 s"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn a_version_refusal_makes_the_client_forget_the_era() {
+    let tiny = TinyServer::start(Behaviour::ListFails(-32022, "Unsupported protocol version"));
+    let client = McpClient::new().expect("client");
+    let err = discover::discover(&client, &request(&tiny.url(), &["echo"]))
+        .await
+        .expect_err("tools/list is refused");
+    assert!(
+        err.to_string()
+            .contains("tools/list (page 1): the server answered with error -32022"),
+        "{err}"
+    );
+    assert_eq!(client.era(&tiny.url()), None, "the stale era is forgotten");
+    assert_eq!(tiny.count("server/discover"), 1);
 }

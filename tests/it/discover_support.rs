@@ -242,8 +242,8 @@ pub(crate) enum Behaviour {
     EndlessPages,
     /// 2026-07-28 era; `tools/list` lists these tools on one page.
     Tools(Vec<Value>),
-    /// 2026-07-28 era; `tools/list` is answered with JSON-RPC error -32603.
-    ListFails,
+    /// 2026-07-28 era; `tools/list` is answered with this JSON-RPC error code and message.
+    ListFails(i64, &'static str),
 }
 
 /// A minimal HTTP/1.1 MCP server on 127.0.0.1, on its own threads, for behaviours the
@@ -429,10 +429,10 @@ fn answer(behaviour: &Behaviour, method: &str, msg: &Value) -> Option<Value> {
             })))
         }
         (Behaviour::Tools(tools), "tools/list") => Some(complete(json!({ "tools": tools }))),
-        (Behaviour::ListFails, "tools/list") => Some(json!({
+        (Behaviour::ListFails(code, message), "tools/list") => Some(json!({
             "jsonrpc": "2.0",
             "id": id,
-            "error": {"code": -32603, "message": "the tool catalogue is down"},
+            "error": {"code": code, "message": message},
         })),
         _ => Some(json!({
             "jsonrpc": "2.0",

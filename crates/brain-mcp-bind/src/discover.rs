@@ -263,9 +263,17 @@ async fn list_all(
             ..ListToolsParams::default()
         };
         let step = format!("tools/list (page {page_number})");
-        let (raw, _) = exchange::request(client, target, wire, methods::TOOLS_LIST, &params)
-            .await
-            .map_err(|e| describe(&step, e))?;
+        let answer = exchange::request(client, target, wire, methods::TOOLS_LIST, &params).await;
+        let (raw, _) = answer.map_err(|e| {
+            // A stateless request refused for its version or headers means the cached era
+            // is stale: forget it, so the next discovery or call probes again.
+            if let (Some(_), StepError::Rpc { code, .. }) = (stateless, &e)
+                && probe::invalidates_era(*code)
+            {
+                client.eras().forget(&target.key);
+            }
+            describe(&step, e)
+        })?;
         let page: ListToolsResult = parse(&raw)
             .map_err(|e| DiscoverError(format!("{step}: the result is not a tool list: {e}")))?;
         listing.add_page(request, era, page.tools);
