@@ -248,11 +248,32 @@ async fn endless_progress_counts_against_the_output_budget() {
         let out = call(&h, &binding(chatty), "chatty", args).await;
         assert_failure(&out.result, "output_too_large", true);
         // Progress was delivered live until the budget ran out, in order.
-        assert!(!out.progress.is_empty() && out.progress.len() < 1000, "{era:?}");
+        assert!(
+            !out.progress.is_empty() && out.progress.len() < 1000,
+            "{era:?}"
+        );
         for (i, event) in out.progress.iter().enumerate() {
             assert_eq!(event["progress"], json!(i + 1));
         }
         h.flush().await;
         sessions_closed(&server);
     }
+}
+
+#[tokio::test]
+async fn a_non_ascii_tool_name_travels_in_the_mcp_name_header() {
+    // The server checks Mcp-Name against the body: a wrongly encoded header would be -32020
+    // (header mismatch); a well encoded one reaches the tool lookup.
+    let server = TestServer::start(ServerConfig::new(Era::Stateless));
+    let h = Harness::new();
+    let intl = binding(spec("intl", &server.url(), "échø-工具"));
+    let out = call(&h, &intl, "intl", json!({})).await;
+    let message = assert_failure(&out.result, "rpc_error", true);
+    assert!(message.contains("Unknown tool: échø-工具"), "{message}");
+    let stats = server.stats();
+    let sent = stats.with_method("tools/call").next().expect("the call");
+    assert!(
+        sent.mcp_name.as_deref().is_some_and(|n| n.is_ascii()),
+        "{sent:?}"
+    );
 }
