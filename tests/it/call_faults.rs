@@ -42,6 +42,8 @@ async fn a_json_rpc_error_is_rpc_error() {
         let message = assert_failure(&result, "rpc_error", true);
         assert!(message.contains("-32603"), "{era:?}: {message}");
         sessions_closed(&server);
+        // The call was answered, so there is nothing to cancel.
+        assert!(server.stats().cancelled_request_ids().is_empty());
         // A tool the server does not know is also answered with a JSON-RPC error.
         let (result, _) = once(era, "no_such_tool", json!({})).await;
         assert_failure(&result, "rpc_error", true);
