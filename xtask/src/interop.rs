@@ -52,6 +52,7 @@ pub(crate) fn run() -> Result<(), String> {
     std::fs::create_dir_all(&logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
 
     let rows = rows();
+    let mut problems = uncovered_tools(&rows);
     let mut peers = Vec::new();
     for kind in [Kind::Everything, Kind::Python, Kind::Rmcp] {
         eprintln!("==> starting peer {}", kind.name());
@@ -59,7 +60,6 @@ pub(crate) fn run() -> Result<(), String> {
     }
     let mut proxies = Vec::new();
     let mut configs = Vec::new();
-    let mut problems = Vec::new();
     for row in &rows {
         let Some((_, server)) = peers.iter().find(|(k, _)| *k == row.kind) else {
             return Err(format!("peer {} was not started", row.kind.name()));
@@ -147,6 +147,69 @@ pub(crate) fn run() -> Result<(), String> {
     } else {
         Err(format!("interop differences:\n  {}", problems.join("\n  ")))
     }
+}
+
+/// Tools a peer lists (in its captured `tools/list`, the pinned version's) that a row of it
+/// does not call, and tools a row calls that the peer does not list.
+fn uncovered_tools(rows: &[Row]) -> Vec<String> {
+    let fixtures = crate::project_root().join("crates/brain-mcp-proto/tests/fixtures");
+    let mut problems = Vec::new();
+    for row in rows {
+        let file = match row.kind {
+            Kind::Everything => "everything/tools-list.jsonl",
+            Kind::Python => "python/tools-list-paginated.jsonl",
+            Kind::Rmcp => "rmcp/tools-list.jsonl",
+        };
+        let listed = match listed_tools(&fixtures.join(file)) {
+            Ok(listed) => listed,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        let called: Vec<&str> = row.cases.iter().map(|c| c.tool).collect();
+        for name in &listed {
+            if !called.contains(&name.as_str()) {
+                problems.push(format!(
+                    "{} ({}): the server lists {name}, which has no case",
+                    row.kind.name(),
+                    row.era.expected()
+                ));
+            }
+        }
+        for name in called {
+            if !listed.iter().any(|l| l == name) {
+                problems.push(format!(
+                    "{} ({}): {name} has a case but is not in {file}",
+                    row.kind.name(),
+                    row.era.expected()
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// The tool names in a captured exchange (every received `tools/list` page).
+fn listed_tools(path: &Path) -> Result<Vec<String>, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let mut names = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let entry: Value = serde_json::from_str(line)
+            .map_err(|e| format!("{}: not a fixture line: {e}", path.display()))?;
+        if entry["dir"] != "recv" {
+            continue;
+        }
+        if let Some(tools) = entry["message"]["result"]["tools"].as_array() {
+            names.extend(
+                tools
+                    .iter()
+                    .filter_map(|t| t["name"].as_str().map(str::to_owned)),
+            );
+        }
+    }
+    Ok(names)
 }
 
 /// The cargo target directory (`CARGO_TARGET_DIR`, relative to the root, or `target`).
