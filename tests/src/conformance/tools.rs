@@ -3,6 +3,7 @@
 
 use brain_mcp_proto::headers::{ParamHeader, param_header_values, param_headers};
 use brain_mcp_proto::mcp::InputRequiredResult;
+use brain_tools_core::CompiledSchema;
 use serde_json::{Map, Value, json};
 
 use super::error::ClientError;
@@ -45,6 +46,12 @@ pub(crate) async fn list_tools(session: &mut Session) -> Result<Vec<ListedTool>,
                 continue;
             };
             let input_schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
+            // Brain compiles every bound tool's schema at config load, offline: a `$ref`
+            // outside the schema is an error there, never a fetch. Doing the same here
+            // lets the suite's network-`$ref` canary watch Brain's own compiler.
+            if let Err(e) = CompiledSchema::compile(&input_schema) {
+                eprintln!("conformance-client: tool {name:?}: Brain would reject its schema: {e}");
+            }
             let headers = if session.is_stateless() {
                 match param_headers(&input_schema) {
                     Ok(h) => h,
