@@ -289,7 +289,7 @@ async fn list_all(
 
 /// Builds the bindings of the named tools, in order, or names every missing one.
 fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, DiscoverError> {
-    let warnings = listing.warnings();
+    let mut warnings = listing.warnings();
     let missing: Vec<&str> = request
         .tools
         .iter()
@@ -323,17 +323,64 @@ fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, D
             lines.join(", ")
         ));
     }
-    let bindings = listing
-        .found
-        .iter()
-        .flatten()
-        .map(|tool| binding_of(request, tool))
-        .collect();
+    let mut bindings: Vec<DiscoveredBinding> = Vec::with_capacity(request.tools.len());
+    for tool in listing.found.iter().flatten() {
+        let mut binding = binding_of(request, tool);
+        let name = unique_name(&model_name(&tool.name), &bindings);
+        if name != tool.name {
+            warnings.push(format!(
+                "tool {:?} is bound as {name:?}: binding names are 1 to 64 of A-Z a-z 0-9 _ -",
+                tool.name
+            ));
+            binding.name = name;
+        }
+        bindings.push(binding);
+    }
     Ok(Discovered {
         bindings,
         warnings,
         era,
     })
+}
+
+/// The longest binding name the host config accepts.
+const MAX_BINDING_NAME: usize = 64;
+
+/// A binding name the host config accepts for a remote tool name: characters outside
+/// `A-Za-z0-9_-` become `_`, and the result is cut to 64 characters. (Remote names are
+/// free-form in practice; binding names are what the model sees.)
+fn model_name(remote: &str) -> String {
+    let mut name: String = remote
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_BINDING_NAME)
+        .collect();
+    if name.is_empty() {
+        name.push('_');
+    }
+    name
+}
+
+/// `name`, or `name` with a numeric suffix when an earlier binding already has it.
+fn unique_name(name: &str, taken: &[DiscoveredBinding]) -> String {
+    let free = |candidate: &str| taken.iter().all(|b| b.name != candidate);
+    if free(name) {
+        return name.to_owned();
+    }
+    (2..)
+        .map(|n| {
+            let suffix = format!("_{n}");
+            let keep = MAX_BINDING_NAME - suffix.len();
+            format!("{}{suffix}", &name[..name.len().min(keep)])
+        })
+        .find(|candidate| free(candidate))
+        .unwrap_or_else(|| name.to_owned())
 }
 
 fn quote_list(names: &[&str]) -> String {
@@ -389,6 +436,20 @@ fn describe(step: &str, e: StepError) -> DiscoverError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binding_names_are_what_the_host_config_accepts() {
+        assert_eq!(model_name("get-sum_2"), "get-sum_2");
+        assert_eq!(model_name("files.read/all"), "files_read_all");
+        assert_eq!(model_name(&"x".repeat(100)).len(), 64);
+        assert_eq!(model_name(""), "_");
+        let taken = vec![binding_of(
+            &request(&["a.b"]),
+            &tool("a_b", r#"{"type":"object"}"#),
+        )];
+        assert_eq!(unique_name("a_b", &taken), "a_b_2");
+        assert_eq!(unique_name("c", &taken), "c");
+    }
 
     fn request(tools: &[&str]) -> Request {
         Request {
