@@ -1,0 +1,141 @@
+//! Unit tests of discovery's checks and selection.
+
+use super::*;
+
+#[test]
+fn binding_names_are_what_the_host_config_accepts() {
+    assert_eq!(model_name("get-sum_2"), "get-sum_2");
+    assert_eq!(model_name("files.read/all"), "files_read_all");
+    assert_eq!(model_name(&"x".repeat(100)).len(), 64);
+    assert_eq!(model_name(""), "_");
+    let taken = vec![binding_of(
+        &request(&["a.b"]),
+        &tool("a_b", r#"{"type":"object"}"#),
+    )];
+    assert_eq!(unique_name("a_b", &taken), "a_b_2");
+    assert_eq!(unique_name("c", &taken), "c");
+}
+
+fn request(tools: &[&str]) -> Request {
+    Request {
+        url: "http://127.0.0.1:9/mcp".into(),
+        token_env: None,
+        tenant: "local".into(),
+        tools: tools.iter().map(|s| (*s).to_owned()).collect(),
+        deadline: DEFAULT_DEADLINE,
+    }
+}
+
+#[test]
+fn checks_before_sending() {
+    assert_eq!(
+        check(&request(&[])).expect_err("empty").0,
+        "the tool list is empty: name 1 to 128 tools"
+    );
+    let many: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
+    let names: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert_eq!(
+        check(&request(&names)).expect_err("too many").0,
+        "129 tools named: at most 128 are allowed"
+    );
+    assert_eq!(
+        check(&request(&["a", "b", "a"])).expect_err("repeat").0,
+        "tool \"a\" is named more than once"
+    );
+    let mut bad_url = request(&["a"]);
+    bad_url.url = "mailto:x".into();
+    assert!(check(&bad_url).expect_err("url").0.contains("invalid URL"));
+    let mut unset = request(&["a"]);
+    unset.token_env = Some("BRAIN_TEST_SURELY_UNSET_VARIABLE".into());
+    assert!(
+        check(&unset)
+            .expect_err("unset token")
+            .0
+            .contains("BRAIN_TEST_SURELY_UNSET_VARIABLE")
+    );
+}
+
+fn tool(name: &str, schema: &str) -> Tool {
+    serde_json::from_str(&format!(
+        r#"{{"name":"{name}","description":"d {name}","inputSchema":{schema}}}"#
+    ))
+    .expect("a valid tool")
+}
+
+fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Listing {
+    let mut listing = Listing::new(request);
+    listing.add_page(request, era, tools);
+    listing
+}
+
+fn pick(names: &[&str], era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
+    let request = request(names);
+    select(&request, era, listed(&request, era, tools))
+}
+
+#[test]
+fn selects_in_order_and_names_missing_tools() {
+    let tools = vec![
+        tool("echo", r#"{"type":"object"}"#),
+        tool("get-sum", r#"{"type":"object"}"#),
+        tool("echo", r#"{"type":"object","title":"second"}"#),
+    ];
+    let found = pick(&["get-sum", "echo"], Era::Handshake, tools).expect("found");
+    let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["get-sum", "echo"]);
+    assert_eq!(
+        found.bindings[1].input_schema.get(),
+        r#"{"type":"object"}"#,
+        "the first listing of a repeated name wins"
+    );
+    let tools = vec![tool("echo", r#"{"type":"object"}"#)];
+    let err = pick(&["ecko", "zzz"], Era::Handshake, tools).expect_err("missing");
+    assert_eq!(
+        err.0,
+        "the server has no tool named \"ecko\" (did you mean \"echo\"?), \"zzz\""
+    );
+    let err = pick(&["echo"], Era::Handshake, Vec::new()).expect_err("empty server");
+    assert_eq!(
+        err.0,
+        "the server has no tool named \"echo\" (its tool list is empty)"
+    );
+}
+
+#[test]
+fn pages_add_up() {
+    let request = request(&["b", "a"]);
+    let mut listing = Listing::new(&request);
+    listing.add_page(&request, Era::Handshake, vec![tool("a", "{}")]);
+    listing.add_page(
+        &request,
+        Era::Handshake,
+        vec![tool("x", "{}"), tool("b", "{}")],
+    );
+    assert_eq!(listing.total, 3);
+    assert_eq!(listing.names, ["a", "x", "b"]);
+    let found = select(&request, Era::Handshake, listing).expect("both found");
+    let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["b", "a"]);
+}
+
+#[test]
+fn invalid_param_headers_hide_tools_in_the_stateless_era_only() {
+    let bad = r#"{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}"#;
+    let v = brain_mcp_proto::version::ProtocolVersion::V2026_07_28;
+    let err = pick(&["t"], Era::Stateless(v), vec![tool("t", bad)]).expect_err("hidden");
+    assert!(
+        err.0
+            .contains("no tool named \"t\" (not offered: invalid x-mcp-header"),
+        "{err}"
+    );
+    let ok = pick(
+        &["u"],
+        Era::Stateless(v),
+        vec![tool("t", bad), tool("u", "{}")],
+    )
+    .expect("u kept");
+    assert_eq!(ok.warnings.len(), 1, "{:?}", ok.warnings);
+    assert!(ok.warnings[0].starts_with("tool \"t\" is not offered"));
+    let ok = pick(&["t"], Era::Handshake, vec![tool("t", bad)]).expect("kept");
+    assert!(ok.warnings.is_empty());
+}
