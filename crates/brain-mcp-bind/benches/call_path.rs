@@ -76,7 +76,7 @@ const CASES: [Case; 4] = [
     },
 ];
 
-/// Rounds of the paired comparison (`CALL_PATH_ROUNDS` overrides).
+/// Rounds of the paired comparison (`CALL_PATH_ROUNDS` overrides; `0` skips it).
 const DEFAULT_ROUNDS: usize = 12;
 
 /// A server and both clients for one case.
@@ -87,6 +87,13 @@ struct Setup {
 }
 
 impl Case {
+    /// Whether criterion's filter `f` (a substring of `case/side`) selects a side of this case.
+    fn selected_by(&self, f: &str) -> bool {
+        ["ours", "raw"]
+            .iter()
+            .any(|side| format!("{}/{side}", self.name).contains(f))
+    }
+
     fn setup(&self, rt: &Runtime) -> Setup {
         let era = if self.handshake {
             Era::Handshake
@@ -197,7 +204,7 @@ fn main() {
     let filter = filter();
     let cases: Vec<&Case> = CASES
         .iter()
-        .filter(|case| filter.as_deref().is_none_or(|f| case.name.contains(f)))
+        .filter(|case| filter.as_deref().is_none_or(|f| case.selected_by(f)))
         .collect();
     for case in &cases {
         criterion_case(&mut c, &rt, case);
@@ -212,7 +219,7 @@ fn main() {
         println!("note: /proc/self/task/*/schedstat is not readable here; CPU columns read 0");
     }
     let mut outcomes = Vec::new();
-    for case in &cases {
+    for case in cases.iter().filter(|_| rounds > 0) {
         let setup = case.setup(&rt);
         outcomes.push(paired::compare(
             case.name,

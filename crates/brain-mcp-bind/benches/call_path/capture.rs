@@ -34,10 +34,13 @@ impl Captured {
     }
 }
 
+/// The bytes one client connection wrote.
+type Log = Arc<Mutex<Vec<u8>>>;
+
 /// A proxy to `upstream` that records what clients send; stops when dropped.
 pub struct Recorder {
     addr: SocketAddr,
-    streams: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+    streams: Arc<Mutex<Vec<Log>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -48,7 +51,7 @@ impl Recorder {
             .await
             .expect("bind the proxy");
         let addr = listener.local_addr().expect("proxy address");
-        let streams: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>> = Arc::default();
+        let streams: Arc<Mutex<Vec<Log>>> = Arc::default();
         let all = streams.clone();
         let task = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
@@ -92,7 +95,7 @@ impl Drop for Recorder {
     }
 }
 
-async fn pipe(client: TcpStream, upstream: SocketAddr, log: Arc<Mutex<Vec<u8>>>) {
+async fn pipe(client: TcpStream, upstream: SocketAddr, log: Log) {
     let Ok(server) = TcpStream::connect(upstream).await else {
         return;
     };

@@ -22,7 +22,7 @@ pub enum Plan {
     /// `initialize`, `notifications/initialized`, `tools/call`, `DELETE`.
     Handshake {
         /// The four requests in that order.
-        steps: [Captured; 4],
+        steps: Box<[Captured; 4]>,
     },
     /// One `tools/call`.
     Stateless {
@@ -44,12 +44,12 @@ impl Plan {
         };
         if handshake {
             Self::Handshake {
-                steps: [
+                steps: Box::new([
                     last("initialize"),
                     last("notifications/initialized"),
                     last("tools/call"),
                     last("DELETE"),
-                ],
+                ]),
             }
         } else {
             Self::Stateless {
