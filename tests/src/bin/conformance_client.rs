@@ -18,6 +18,9 @@ mod reply;
 mod responder;
 #[path = "../conformance/scenarios.rs"]
 mod scenarios;
+#[cfg(test)]
+#[path = "../conformance/selftest.rs"]
+mod selftest;
 #[path = "../conformance/session.rs"]
 mod session;
 #[path = "../conformance/tools.rs"]
