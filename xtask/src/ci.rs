@@ -1,4 +1,5 @@
-//! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone.
+//! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
+//! clippy, rustdoc, the fuzz target's build, all tests, the conformance suite and interop.
 
 use crate::cmd;
 
@@ -33,6 +34,10 @@ pub(crate) fn run() -> Result<(), String> {
         &[],
     )?;
     cmd::run(&cargo, &["test", "--workspace", "--locked"], &[])?;
+    // Interoperability, judged by others' code: the official conformance suite against a
+    // client built on our crates, then our two programs against the real peer servers.
+    crate::conformance::run(&[])?;
+    crate::interop::run()?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
 }

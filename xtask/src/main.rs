@@ -2,7 +2,7 @@
 //!
 //! Subcommands:
 //! - `bench`: the call-path benchmark against a raw hyper floor, with its ratios.
-//! - `ci`: everything CI checks (format, clippy, tests, rustdoc, architecture rules).
+//! - `ci`: everything CI checks (format, clippy, rustdoc, architecture, tests, conformance, interop).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
@@ -49,7 +49,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   bench   call-path benchmark vs a raw hyper client; prints ratios [criterion args]...
-  ci      format check, clippy -D warnings, all tests, rustdoc -D warnings, architecture check
+  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz build, tests, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
