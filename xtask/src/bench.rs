@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: the call-path benchmark, then its ratios against the raw floor.
 //!
 //! The benchmark prints its own paired summary (the headline ratios). Afterwards this reads
-//! criterion's estimates for each case and prints the ratio of the two sides' means as a
+//! criterion's estimates for each case and prints the ratio of the two sides' times as a
 //! second, independent view from the same run.
 
 use std::path::{Path, PathBuf};
@@ -44,10 +44,10 @@ pub(crate) fn run(extra: &[String]) -> Result<(), String> {
 
 /// Prints ours/raw for every case criterion measured in this run.
 fn print_ratios(home: &Path) {
-    println!("\ncriterion means, ours/raw (same run):");
+    println!("\ncriterion estimates, ours/raw (same run):");
     for case in CASES {
-        let ours = mean_ns(&home.join(case).join("ours"));
-        let raw = mean_ns(&home.join(case).join("raw"));
+        let ours = estimate_ns(&home.join(case).join("ours"));
+        let raw = estimate_ns(&home.join(case).join("raw"));
         match (ours, raw) {
             (Some(ours), Some(raw)) if raw > 0.0 => println!(
                 "  {case:<16} ours {:>8.1} us  raw {:>8.1} us  ratio {:.2}",
@@ -60,9 +60,12 @@ fn print_ratios(home: &Path) {
     }
 }
 
-/// The mean estimate, in nanoseconds, of one benchmark's latest run.
-fn mean_ns(dir: &Path) -> Option<f64> {
+/// The time per iteration, in nanoseconds, of one benchmark's latest run: the slope
+/// estimate criterion prints, or the mean when it has no slope.
+fn estimate_ns(dir: &Path) -> Option<f64> {
     let text = std::fs::read_to_string(dir.join("new").join("estimates.json")).ok()?;
     let json: Value = serde_json::from_str(&text).ok()?;
-    json.pointer("/mean/point_estimate")?.as_f64()
+    json.pointer("/slope/point_estimate")
+        .and_then(Value::as_f64)
+        .or_else(|| json.pointer("/mean/point_estimate")?.as_f64())
 }
