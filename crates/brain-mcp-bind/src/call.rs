@@ -3,9 +3,7 @@
 use async_trait::async_trait;
 use brain_mcp_proto::headers::{param_header_values, param_headers};
 use brain_mcp_proto::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
-use brain_mcp_proto::mcp::{
-    CallToolParams, ClientCapabilities, ProgressParams, RequestMeta, methods, parse,
-};
+use brain_mcp_proto::mcp::{ClientCapabilities, ProgressParams, RequestMeta, methods, parse};
 use brain_mcp_proto::meta::{BRAIN_SCOPE, RequestMetaBuilder};
 use brain_mcp_proto::version::ProtocolVersion;
 use brain_mcp_transport::{
@@ -65,7 +63,7 @@ impl ToolExecutor for McpExecutor {
             .map_err(failure::before_call)?;
         let call = CallSpec {
             tool,
-            arguments: ctx.call.arguments.as_object().cloned().unwrap_or_default(),
+            arguments: ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
             token: RequestId::String(ctx.call.call_id.clone()),
             scope: json!({
                 "tenant_id": ctx.call.tenant,
@@ -85,7 +83,7 @@ impl ToolExecutor for McpExecutor {
 /// What one call sends.
 struct CallSpec<'a> {
     tool: &'a str,
-    arguments: Map<String, Value>,
+    arguments: &'a Map<String, Value>,
     token: RequestId,
     scope: Value,
     budget: usize,
@@ -159,7 +157,7 @@ impl McpExecutor {
             .extra(BRAIN_SCOPE, call.scope.clone())
             .build();
         let params = param_headers(call.input_schema)
-            .map(|found| param_header_values(&found, &call.arguments))
+            .map(|found| param_header_values(&found, call.arguments))
             .unwrap_or_default();
         let id = self.client.next_id();
         let body = encode_call(&id, call, meta)?;
@@ -277,16 +275,28 @@ fn number(v: f64) -> Option<serde_json::Number> {
     serde_json::Number::from_f64(v)
 }
 
+/// Arguments of a call whose `arguments` are not an object (the input schema requires an
+/// object, so this is only reached by executors run outside the pipeline).
+static NO_ARGUMENTS: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+
+/// `tools/call` params borrowing the call's arguments (they can be large; no copy).
+#[derive(serde::Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    arguments: &'a Map<String, Value>,
+    #[serde(rename = "_meta")]
+    meta: &'a RequestMeta,
+}
+
 fn encode_call(
     id: &RequestId,
     call: &CallSpec<'_>,
     meta: RequestMeta,
 ) -> Result<Vec<u8>, ToolFailure> {
-    let params = CallToolParams {
-        name: call.tool.to_owned(),
-        arguments: Some(call.arguments.clone()),
-        meta: Some(meta),
-        ..CallToolParams::default()
+    let params = CallParams {
+        name: call.tool,
+        arguments: call.arguments,
+        meta: &meta,
     };
     jsonrpc::encode_request(id, methods::TOOLS_CALL, &params).map_err(|e| {
         ToolFailure::before_send(
