@@ -107,7 +107,7 @@ pub fn help(usage: &str, about: &str, specs: &[FlagSpec]) -> String {
         let left = format!("-{} {}", spec.name, spec.value);
         out.push_str(&format!("  {left:<width$}  {}\n", spec.help));
     }
-    out.push_str("  -h\n        show this help\n");
+    out.push_str(&format!("  {:<width$}  show this help\n", "-h"));
     out.push_str("\nFlags may also be written with two dashes (--url) or as -name=value.\n");
     out
 }
@@ -155,6 +155,15 @@ mod tests {
         let flags = run(&["-url", "http://x", "--tools=a,b"]).expect("valid flags");
         assert_eq!(flags.get("url"), Some("http://x"));
         assert_eq!(flags.get("tools"), Some("a,b"));
+    }
+
+    #[test]
+    fn help_lists_every_flag_aligned() {
+        let text = help("cmd -url URL", "About.", SPECS);
+        assert!(text.starts_with("usage: cmd -url URL\n\nAbout.\n"));
+        assert!(text.contains("\n  -url URL     the endpoint\n"), "{text}");
+        assert!(text.contains("\n  -tools LIST  names\n"), "{text}");
+        assert!(text.contains("\n  -h           show this help\n"), "{text}");
     }
 
     #[test]
