@@ -34,6 +34,11 @@ pub(crate) fn run() -> Result<(), String> {
         &[],
     )?;
     cmd::run(&cargo, &["test", "--workspace", "--locked"], &[])?;
+    // Each library crate must build and pass its tests on its own, with only the features
+    // it asks for (a workspace build unifies features and could hide a missing one).
+    for package in CRATES {
+        cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
+    }
     // Interoperability, judged by others' code: the official conformance suite against a
     // client built on our crates, then our two programs against the real peer servers.
     crate::conformance::run(&[])?;
@@ -41,6 +46,14 @@ pub(crate) fn run() -> Result<(), String> {
     eprintln!("xtask ci: all checks passed");
     Ok(())
 }
+
+/// The library crates that other services consume one by one.
+const CRATES: &[&str] = &[
+    "brain-mcp-proto",
+    "brain-tools-core",
+    "brain-mcp-transport",
+    "brain-mcp-bind",
+];
 
 /// The cargo that runs us, so the pinned toolchain is used throughout.
 pub(crate) fn cargo() -> String {
