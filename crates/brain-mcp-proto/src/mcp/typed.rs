@@ -75,6 +75,14 @@ pub enum CallToolResponse {
 impl CallToolResponse {
     /// Decodes a `tools/call` result by its `resultType`.
     pub fn decode(raw: &RawValue) -> Result<Self, TypedDecodeError> {
+        // Nearly every answer is a final result: read it in one pass, and look at
+        // `resultType` first only when that pass finds another kind (or fails, so the
+        // error is the one the kind calls for).
+        if let Ok(result) = parse::<CallToolResult>(raw)
+            && matches!(result.result_type, None | Some(ResultType::Complete))
+        {
+            return Ok(Self::Complete(result));
+        }
         match peek_result_type(raw) {
             ResultType::Complete => parse(raw).map(Self::Complete),
             ResultType::InputRequired => parse(raw).map(Self::InputRequired),
