@@ -74,8 +74,8 @@ impl ToolExecutor for McpExecutor {
             input_schema: &binding.input_schema,
         };
         match era {
-            Era::Handshake => self.call_in_session(&target, &call, &ctx).await,
-            Era::Stateless(version) => self.call_stateless(&target, version, &call, &ctx).await,
+            Era::Handshake => self.call_in_session(&target, call, &ctx).await,
+            Era::Stateless(version) => self.call_stateless(&target, version, call, &ctx).await,
         }
     }
 }
@@ -94,7 +94,7 @@ impl McpExecutor {
     async fn call_in_session(
         &self,
         target: &Target,
-        call: &CallSpec<'_>,
+        call: CallSpec<'_>,
         ctx: &ExecContext<'_>,
     ) -> Result<ToolOutput, ToolFailure> {
         let mut session = probe::open_session(&self.client, target)
@@ -104,10 +104,10 @@ impl McpExecutor {
             progress_token: Some(call.token.clone()),
             ..RequestMeta::default()
         };
-        meta.extra
-            .insert(BRAIN_SCOPE.to_owned(), call.scope.clone());
+        // The scope is built for this call only: moved into `_meta`, not copied.
+        meta.extra.insert(BRAIN_SCOPE.to_owned(), call.scope);
         let id = self.client.next_id();
-        let body = encode_call(&id, call, meta)?;
+        let body = encode_call(&id, call.tool, call.arguments, &meta)?;
         let headers = exchange::headers(
             target,
             session.wire(),
@@ -148,19 +148,19 @@ impl McpExecutor {
         &self,
         target: &Target,
         version: ProtocolVersion,
-        call: &CallSpec<'_>,
+        call: CallSpec<'_>,
         ctx: &ExecContext<'_>,
     ) -> Result<ToolOutput, ToolFailure> {
         let meta = RequestMetaBuilder::new(version, ClientCapabilities::default())
             .client_info(self.client.info().clone())
             .progress_token(call.token.clone())
-            .extra(BRAIN_SCOPE, call.scope.clone())
+            .extra(BRAIN_SCOPE, call.scope)
             .build();
         let params = param_headers(call.input_schema)
             .map(|found| param_header_values(&found, call.arguments))
             .unwrap_or_default();
         let id = self.client.next_id();
-        let body = encode_call(&id, call, meta)?;
+        let body = encode_call(&id, call.tool, call.arguments, &meta)?;
         let wire = Wire::Stateless(version);
         let headers = exchange::headers(target, wire, methods::TOOLS_CALL, Some(call.tool), params);
         ctx.mark_sent();
@@ -290,13 +290,14 @@ struct CallParams<'a> {
 
 fn encode_call(
     id: &RequestId,
-    call: &CallSpec<'_>,
-    meta: RequestMeta,
+    tool: &str,
+    arguments: &Map<String, Value>,
+    meta: &RequestMeta,
 ) -> Result<Vec<u8>, ToolFailure> {
     let params = CallParams {
-        name: call.tool,
-        arguments: call.arguments,
-        meta: &meta,
+        name: tool,
+        arguments,
+        meta,
     };
     jsonrpc::encode_request(id, methods::TOOLS_CALL, &params).map_err(|e| {
         ToolFailure::before_send(
