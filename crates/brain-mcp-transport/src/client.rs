@@ -56,11 +56,15 @@ pub enum BuildError {
     UserAgent,
 }
 
+/// Builds the headers of one request. Called once per attempt, so the first attempt
+/// owns its map and no copy is kept for a resend that rarely comes.
+pub(crate) type HeaderSource<'a> = &'a (dyn Fn() -> Result<HeaderMap, TransportError> + Sync);
+
 /// One HTTP request as the transport sends it (re-sendable: the body is `Bytes`).
-pub(crate) struct Outgoing {
+pub(crate) struct Outgoing<'a> {
     pub(crate) method: Method,
     pub(crate) url: Uri,
-    pub(crate) headers: HeaderMap,
+    pub(crate) headers: HeaderSource<'a>,
     pub(crate) body: Bytes,
     /// The request has no side effects: it may be resent once on a stale connection.
     pub(crate) idempotent: bool,
@@ -124,19 +128,18 @@ impl HttpClient {
     /// Sends `out`, following same-origin 307/308 redirects and resending an
     /// idempotent request once when a pooled connection turns out stale. Returns the
     /// final response (any status other than a followed redirect).
-    pub(crate) async fn send(&self, out: Outgoing) -> Result<Response<Incoming>, TransportError> {
-        let mut url = out.url.clone();
+    pub(crate) async fn send(
+        &self,
+        out: Outgoing<'_>,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let mut url = out.url;
         let mut hops = 0;
         let mut resent = false;
         loop {
-            let mut req = Request::builder()
-                .method(out.method.clone())
-                .uri(url.clone())
-                .body(Full::new(out.body.clone()))
-                .map_err(|e| {
-                    invalid(&out.method, &url, "the request could not be built").with_source(e)
-                })?;
-            *req.headers_mut() = out.headers.clone();
+            let mut req = Request::new(Full::new(out.body.clone()));
+            *req.method_mut() = out.method.clone();
+            *req.uri_mut() = url.clone();
+            *req.headers_mut() = (out.headers)()?;
             if let Some(ua) = &self.inner.user_agent {
                 req.headers_mut().insert(USER_AGENT, ua.clone());
             }
@@ -184,14 +187,6 @@ pub(crate) fn origin(url: &Uri) -> String {
 
 pub(crate) fn place(method: &Method, url: &Uri) -> String {
     format!("{method} {}", origin(url))
-}
-
-fn invalid(method: &Method, url: &Uri, what: &str) -> TransportError {
-    TransportError::new(
-        ErrorKind::InvalidRequest,
-        Delivery::NotSent,
-        format!("{}: {what}", place(method, url)),
-    )
 }
 
 fn redirect_error(method: &Method, url: &Uri, what: &str) -> TransportError {

@@ -76,14 +76,17 @@ impl HttpClient {
     /// Dropping the returned future stops the exchange; the connection is closed
     /// unless it had finished. See the crate docs for the delivery contract.
     pub async fn post(&self, req: PostRequest) -> Result<PostReply, TransportError> {
-        let mut map = HeaderMap::new();
-        map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        map.insert(ACCEPT, HeaderValue::from_static(ACCEPT_POST));
-        req.headers.apply(&mut map)?;
+        let build = || -> Result<HeaderMap, TransportError> {
+            let mut map = HeaderMap::new();
+            map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            map.insert(ACCEPT, HeaderValue::from_static(ACCEPT_POST));
+            req.headers.apply(&mut map)?;
+            Ok(map)
+        };
         let out = Outgoing {
             method: Method::POST,
             url: req.url.clone(),
-            headers: map,
+            headers: &build,
             body: req.body,
             idempotent: req.idempotent,
         };
@@ -170,7 +173,6 @@ impl HttpClient {
         deadline: Duration,
     ) -> Result<(), TransportError> {
         let at = place(&Method::DELETE, url);
-        let mut map = HeaderMap::new();
         let headers = McpHeaders {
             session_id: Some(session_id.to_owned()),
             method: None,
@@ -178,11 +180,15 @@ impl HttpClient {
             params: Vec::new(),
             ..headers.clone()
         };
-        headers.apply(&mut map)?;
+        let build = || -> Result<HeaderMap, TransportError> {
+            let mut map = HeaderMap::new();
+            headers.apply(&mut map)?;
+            Ok(map)
+        };
         let out = Outgoing {
             method: Method::DELETE,
             url: url.clone(),
-            headers: map,
+            headers: &build,
             body: Bytes::new(),
             idempotent: true,
         };

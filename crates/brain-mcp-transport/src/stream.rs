@@ -263,9 +263,6 @@ async fn resume_get(
     budget: &mut Budget,
 ) -> Result<Incoming, TransportError> {
     let at = place(&Method::GET, &resume.url);
-    let mut map = HeaderMap::new();
-    map.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-    resume.headers.apply(&mut map)?;
     let value = HeaderValue::from_str(last_id).map_err(|_| {
         TransportError::new(
             ErrorKind::UnexpectedReply,
@@ -273,11 +270,17 @@ async fn resume_get(
             format!("{at}: the last event id cannot be sent as a header"),
         )
     })?;
-    map.insert(LAST_EVENT_ID, value);
+    let build = || -> Result<HeaderMap, TransportError> {
+        let mut map = HeaderMap::new();
+        map.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        resume.headers.apply(&mut map)?;
+        map.insert(LAST_EVENT_ID, value.clone());
+        Ok(map)
+    };
     let out = Outgoing {
         method: Method::GET,
         url: resume.url.clone(),
-        headers: map,
+        headers: &build,
         body: Bytes::new(),
         idempotent: true,
     };
