@@ -6,9 +6,7 @@ use brain_mcp_proto::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
 use brain_mcp_proto::mcp::{ClientCapabilities, ProgressParams, RequestMeta, methods, parse};
 use brain_mcp_proto::meta::{BRAIN_SCOPE, RequestMetaBuilder};
 use brain_mcp_proto::version::ProtocolVersion;
-use brain_mcp_transport::{
-    BearerToken, ErrorKind as TransportErrorKind, Expect, PostReply, ReplyStream,
-};
+use brain_mcp_transport::{BearerToken, ErrorKind as TransportErrorKind, Expect, PostReply};
 use brain_tools_core::{
     ErrorKind, ExecContext, ProgressReporter, ToolExecutor, ToolFailure, ToolOutput,
 };
@@ -218,7 +216,7 @@ impl McpExecutor {
                     let method = r.method.into_owned();
                     exchange::respond_refusal(&self.client, target, wire, &r.id, &method).await;
                     if asks_for_user_input(&method) {
-                        drop_stream(stream);
+                        drop(stream);
                         return Err(StepError::UserInput(format!(
                             "the server sent {method}: it needs user input Brain cannot give"
                         )));
@@ -226,7 +224,7 @@ impl McpExecutor {
                     // A 2026 client cannot answer a request (there are no client responses
                     // in that era), so waiting would only run the call into its timeout.
                     if let Wire::Stateless(version) = wire {
-                        drop_stream(stream);
+                        drop(stream);
                         return Err(StepError::Protocol(format!(
                             "the server sent a {method} request during a {version} call, \
                              where servers send no requests"
@@ -238,11 +236,6 @@ impl McpExecutor {
             }
         }
     }
-}
-
-/// Closes a reply stream early (its connection is not reused).
-fn drop_stream(stream: ReplyStream) {
-    drop(stream);
 }
 
 fn asks_for_user_input(method: &str) -> bool {

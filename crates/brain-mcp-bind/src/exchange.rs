@@ -243,8 +243,25 @@ pub(crate) async fn respond_refusal(
             None,
         )
     };
+    post_unanswered(client, target, wire, method, body).await;
+}
+
+/// Bytes the reply to a message that expects none (a notification, our answer to a
+/// server request) may take.
+const UNANSWERED_BUDGET: usize = 64 * 1024;
+
+/// POSTs a message that expects no reply, best effort and bounded by
+/// [`CLEANUP_STEP_DEADLINE`](crate::client::CLEANUP_STEP_DEADLINE): failures are ignored,
+/// since the server's own timeouts cover a lost message.
+pub(crate) async fn post_unanswered(
+    client: &McpClient,
+    target: &Target,
+    wire: Wire<'_>,
+    method: &str,
+    body: Vec<u8>,
+) {
     let headers = headers(target, wire, method, None, Vec::new());
-    let answer = post(
+    let send = post(
         client,
         target,
         wire,
@@ -252,9 +269,9 @@ pub(crate) async fn respond_refusal(
             headers,
             body,
             expect: Expect::Accepted,
-            budget: 64 * 1024,
+            budget: UNANSWERED_BUDGET,
             idempotent: false,
         },
     );
-    let _ = tokio::time::timeout(crate::client::CLEANUP_STEP_DEADLINE, answer).await;
+    let _ = tokio::time::timeout(crate::client::CLEANUP_STEP_DEADLINE, send).await;
 }

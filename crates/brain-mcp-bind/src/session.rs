@@ -123,18 +123,5 @@ async fn cancel(client: &McpClient, target: &Target, wire: Wire<'_>, request_id:
     let Ok(body) = jsonrpc::encode_notification(methods::CANCELLED, Some(&params)) else {
         return;
     };
-    let headers = exchange::headers(target, wire, methods::CANCELLED, None, Vec::new());
-    let send = exchange::post(
-        client,
-        target,
-        wire,
-        Outgoing {
-            headers,
-            body,
-            expect: Expect::Accepted,
-            budget: 64 * 1024,
-            idempotent: false,
-        },
-    );
-    let _ = tokio::time::timeout(CLEANUP_STEP_DEADLINE, send).await;
+    exchange::post_unanswered(client, target, wire, methods::CANCELLED, body).await;
 }
