@@ -225,6 +225,21 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_judged_exactly() {
+        let num = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let max = CompiledSchema::compile(&json!({"maximum": num("9007199254740992")})).unwrap();
+        assert!(max.is_valid(&num("9007199254740992")));
+        assert!(!max.is_valid(&num("9007199254740993")));
+        let big = "123456789012345678901234567890";
+        let constant = CompiledSchema::compile(&json!({"const": num(big)})).unwrap();
+        assert!(constant.is_valid(&num(big)));
+        assert!(!constant.is_valid(&num("123456789012345678901234567891")));
+        let decimal = CompiledSchema::compile(&json!({"exclusiveMaximum": num("0.1")})).unwrap();
+        assert!(!decimal.is_valid(&num("0.1000000000000000000001")));
+        assert!(decimal.is_valid(&num("0.0999999999999999999999")));
+    }
+
+    #[test]
     fn long_messages_are_cut() {
         let schema = CompiledSchema::compile(&json!({"type": "integer"})).unwrap();
         let big = "é".repeat(1000);

@@ -88,7 +88,7 @@ impl<'de> Deserialize<'de> for RequestId {
 
 struct IdVisitor;
 
-impl Visitor<'_> for IdVisitor {
+impl<'de> Visitor<'de> for IdVisitor {
     type Value = RequestId;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -114,7 +114,37 @@ impl Visitor<'_> for IdVisitor {
     fn visit_string<E: de::Error>(self, v: String) -> Result<RequestId, E> {
         Ok(RequestId::String(v))
     }
+
+    /// With serde_json's `arbitrary_precision` feature a number arrives as a one-entry
+    /// map holding its exact text; only an integer written without fraction or exponent
+    /// that fits in 64 signed bits is an id (the same rule as without the feature).
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RequestId, A::Error> {
+        let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? else {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+        };
+        if key != NUMBER_TOKEN {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+        }
+        let text: std::borrow::Cow<'de, str> = map.next_value()?;
+        if !text
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'))
+        {
+            return Err(de::Error::custom(format_args!(
+                "request id {text} is not an integer"
+            )));
+        }
+        text.parse::<i64>().map(RequestId::Number).map_err(|_| {
+            de::Error::custom(format_args!(
+                "request id {text} is out of the 64-bit signed range"
+            ))
+        })
+    }
 }
+
+/// The key serde_json uses to pass a number's exact text when `arbitrary_precision` is on.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

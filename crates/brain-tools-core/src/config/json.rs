@@ -22,6 +22,10 @@ pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Erro
     Ok((value, duplicates.into_inner()))
 }
 
+/// The key serde_json uses to hand a number's exact text to a visitor when its
+/// `arbitrary_precision` feature is on (the workspace turns it on so numbers stay exact).
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
 /// One value being read, and where it sits.
 struct Node<'d> {
     path: String,
@@ -87,7 +91,18 @@ impl<'de> Visitor<'de> for Node<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
+        let mut first = true;
         while let Some(key) = map.next_key::<String>()? {
+            // With serde_json's `arbitrary_precision`, a number arrives as a one-entry map
+            // under this reserved key, holding the number's exact text.
+            if first && key == NUMBER_TOKEN {
+                let text: String = map.next_value()?;
+                return text
+                    .parse::<serde_json::Number>()
+                    .map(Value::Number)
+                    .map_err(de::Error::custom);
+            }
+            first = false;
             let path = field_path(&self.path, &key);
             let child = Node {
                 path: path.clone(),
@@ -114,6 +129,17 @@ mod tests {
         let (value, duplicates) = parse(text).unwrap();
         assert_eq!(value, serde_json::from_str::<Value>(text).unwrap());
         assert!(duplicates.is_empty());
+    }
+
+    #[test]
+    fn numbers_keep_their_exact_text() {
+        let text = r#"{"big": 123456789012345678901234567890, "dec": 0.1000000000000000055511151231257827, "e": 1e400}"#;
+        let (value, _) = parse(text).unwrap();
+        assert_eq!(
+            value.to_string(),
+            // Digits are kept; only the exponent is written in one form.
+            r#"{"big":123456789012345678901234567890,"dec":0.1000000000000000055511151231257827,"e":1e+400}"#
+        );
     }
 
     #[test]
