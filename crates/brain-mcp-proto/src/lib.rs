@@ -27,6 +27,7 @@
 //! - [`version`]: known versions, their order, negotiation helpers.
 //! - [`meta`]: `_meta` keys and the 2026 request `_meta` builder.
 //! - [`headers`]: HTTP header names and the `x-mcp-header` rules.
+//! - [`text`]: bounding, escaping, redacting and repairing text a peer sent.
 //!
 //! # Example
 //!
@@ -59,5 +60,6 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod meta;
+pub mod text;
 pub mod version;
 mod wire;

@@ -1,0 +1,27 @@
+//! Helpers for text that came from a peer and is shown to people, models or terminals.
+//!
+//! A server is not trusted: the strings it sends (error messages, challenges, tool names,
+//! whole result bodies) may be huge, may carry terminal escape sequences, may echo the
+//! bearer token back, and may not even be valid JSON text. These helpers bound, escape,
+//! redact and repair such text. None of them allocates unless it changes something.
+//!
+//! - [`cut`]: at most N bytes, cut on a character boundary and marked as cut.
+//! - [`terminal_safe`]: control characters escaped, so one message stays one line.
+//! - [`redact`]: every occurrence of a secret (and of its percent-encoded form) replaced.
+//! - [`repair_lone_surrogates`]: `\uD83D`-style escapes without their other half turned
+//!   into U+FFFD, so a result cut inside an emoji still decodes.
+
+mod cut;
+mod redact;
+mod surrogate;
+mod terminal;
+
+pub use cut::{CUT_MARK, cut};
+
+/// The most bytes of one peer-supplied string (an error message, a challenge, a name) that
+/// goes into a message of ours; longer ones are [`cut`]. Whole messages have their own,
+/// larger bound where they are made.
+pub const FRAGMENT_LIMIT: usize = 1024;
+pub use redact::{REDACTED, redact};
+pub use surrogate::repair_lone_surrogates;
+pub use terminal::{json_safe, terminal_safe};

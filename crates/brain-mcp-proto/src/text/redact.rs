@@ -1,0 +1,162 @@
+//! Removing a secret from text a peer sent back.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// What replaces a secret.
+pub const REDACTED: &str = "[redacted]";
+
+/// `text` with every occurrence of `secret` replaced by [`REDACTED`].
+///
+/// A server can reflect a bearer token anywhere: in an error message, a challenge, a
+/// redirect's host name (where it is lower-cased) or a URL (where it is
+/// percent-encoded). So this matches the secret and its percent-encoded form, both
+/// ignoring ASCII case. Runs in time linear in `text` (no backtracking whatever the
+/// input), and borrows when there is nothing to replace. An empty secret changes nothing.
+pub fn redact<'a>(text: &'a str, secret: &str) -> Cow<'a, str> {
+    if secret.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let plain = replace(text, secret.as_bytes());
+    let encoded = percent_encode(secret);
+    if encoded == secret {
+        return plain;
+    }
+    match plain {
+        Cow::Borrowed(text) => replace(text, encoded.as_bytes()),
+        Cow::Owned(text) => Cow::Owned(replace(&text, encoded.as_bytes()).into_owned()),
+    }
+}
+
+/// The secret with every byte outside RFC 3986's unreserved set written as `%XX`.
+fn percent_encode(secret: &str) -> String {
+    let mut out = String::with_capacity(secret.len() * 3);
+    for b in secret.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Replaces non-overlapping, leftmost occurrences of `needle` (ASCII case ignored).
+fn replace<'a>(text: &'a str, needle: &[u8]) -> Cow<'a, str> {
+    let matches = find_all(text.as_bytes(), needle);
+    if matches.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for start in matches {
+        // A match of whole UTF-8 sequences starts and ends on character boundaries
+        // (continuation bytes never equal an ASCII or leading byte); check anyway.
+        let end = start + needle.len();
+        if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            continue;
+        }
+        out.push_str(&text[from..start]);
+        out.push_str(REDACTED);
+        from = end;
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
+}
+
+/// Start offsets of the non-overlapping occurrences of `needle` in `hay`, ignoring ASCII
+/// case: Knuth-Morris-Pratt over case-folded bytes, linear in both lengths.
+fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    let m = needle.len();
+    if m == 0 || hay.len() < m {
+        return Vec::new();
+    }
+    let fold = |b: u8| b.to_ascii_lowercase();
+    // failure[i]: length of the longest proper border of needle[..=i].
+    let mut failure = vec![0usize; m];
+    let mut k = 0;
+    for i in 1..m {
+        while k > 0 && fold(needle[i]) != fold(needle[k]) {
+            k = failure[k - 1];
+        }
+        if fold(needle[i]) == fold(needle[k]) {
+            k += 1;
+        }
+        failure[i] = k;
+    }
+    let mut found = Vec::new();
+    let mut q = 0;
+    for (i, &b) in hay.iter().enumerate() {
+        while q > 0 && fold(b) != fold(needle[q]) {
+            q = failure[q - 1];
+        }
+        if fold(b) == fold(needle[q]) {
+            q += 1;
+        }
+        if q == m {
+            found.push(i + 1 - m);
+            // Non-overlapping: start again after this match.
+            q = 0;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TOKEN: &str = "sk-Live/Secret+42";
+
+    #[test]
+    fn plain_reflections_are_replaced() {
+        let text = format!("Bearer realm=\"x\", error_description=\"bad token {TOKEN}\"");
+        let out = redact(&text, TOKEN);
+        assert_eq!(
+            out,
+            "Bearer realm=\"x\", error_description=\"bad token [redacted]\""
+        );
+    }
+
+    #[test]
+    fn case_and_percent_encoding_do_not_hide_it() {
+        let lower = TOKEN.to_ascii_lowercase();
+        assert_eq!(
+            redact(&format!("http://{lower}.evil/"), TOKEN),
+            "http://[redacted].evil/"
+        );
+        let encoded = "sk-Live%2FSecret%2B42";
+        assert_eq!(redact(&format!("?t={encoded}&x"), TOKEN), "?t=[redacted]&x");
+        assert_eq!(
+            redact(&format!("?t={}", encoded.to_ascii_lowercase()), TOKEN),
+            "?t=[redacted]"
+        );
+    }
+
+    #[test]
+    fn nothing_to_replace_borrows() {
+        assert!(matches!(redact("all clear", TOKEN), Cow::Borrowed(_)));
+        assert!(matches!(redact("x", ""), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn repeated_and_overlapping_text() {
+        assert_eq!(redact("aaaa", "aa"), "[redacted][redacted]");
+        assert_eq!(redact("abababab", "abab"), "[redacted][redacted]");
+        assert_eq!(redact("éTOKéNé", "tokén"), "é[redacted]é");
+    }
+
+    proptest! {
+        #[test]
+        fn the_secret_never_survives(
+            secret in "[a-zA-Z0-9+/=_.-]{1,24}",
+            parts in proptest::collection::vec(".{0,12}", 0..6),
+        ) {
+            let text = parts.join(&secret);
+            let out = redact(&text, &secret);
+            let folded = out.to_ascii_lowercase();
+            prop_assert!(!folded.contains(&secret.to_ascii_lowercase()) || secret.len() <= REDACTED.len() && REDACTED.to_ascii_lowercase().contains(&secret.to_ascii_lowercase()));
+        }
+    }
+}
