@@ -3,9 +3,15 @@
 use std::error::Error as StdError;
 use std::fmt;
 
+use brain_mcp_proto::text;
 use http::StatusCode;
 
+use crate::headers::BearerToken;
 use crate::rpc::ErrorCode;
+
+/// The most bytes of a [`TransportError`]'s message; a server's words in it (an error
+/// message, a content type, a redirect's host) are cut to fit.
+pub const MESSAGE_LIMIT: usize = 2048;
 
 /// What the caller may assume about the request when an exchange failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,6 +116,48 @@ impl TransportError {
     /// The human-readable message (also shown by `Display`).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// This error as it leaves an exchange: `token` removed from every string the server
+    /// could have put in it (the message, a JSON-RPC error message, a `WWW-Authenticate`
+    /// challenge), then the message cut to [`MESSAGE_LIMIT`] bytes. Every error leaving
+    /// an exchange passes through here, so a server that reflects the token cannot make
+    /// it appear in a message, a log line or `Debug` output, and cannot make a message
+    /// huge. (Redacting comes first: a cut must not leave part of a token behind.)
+    pub(crate) fn finished(mut self, token: Option<&BearerToken>) -> Self {
+        let scrub = |s: &mut String| {
+            if let Some(token) = token
+                && let std::borrow::Cow::Owned(clean) = text::redact(s, token.expose())
+            {
+                *s = clean;
+            }
+        };
+        scrub(&mut self.message);
+        if let std::borrow::Cow::Owned(short) = text::cut(&self.message, MESSAGE_LIMIT) {
+            self.message = short;
+        }
+        if let ErrorKind::Status {
+            rpc,
+            www_authenticate,
+            ..
+        } = &mut self.kind
+        {
+            if let Some((_, message)) = rpc {
+                scrub(message);
+            }
+            if let Some(challenge) = www_authenticate {
+                scrub(challenge);
+            }
+        }
+        // A failed resume attaches the transport error that ended it as the source, and
+        // `Display` shows sources too.
+        if let Some(source) = self.source.take() {
+            self.source = Some(match source.downcast::<Self>() {
+                Ok(inner) => Box::new(inner.finished(token)),
+                Err(other) => other,
+            });
+        }
+        self
     }
 }
 

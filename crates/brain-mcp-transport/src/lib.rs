@@ -62,7 +62,7 @@ mod stream;
 
 pub use client::{BuildError, HttpClient};
 pub use config::ClientConfig;
-pub use error::{Delivery, ErrorKind, TransportError};
+pub use error::{Delivery, ErrorKind, MESSAGE_LIMIT, TransportError};
 pub use headers::{BearerToken, McpHeaders};
 pub use media::ContentType;
 pub use post::{Expect, PostReply, PostRequest, ResumePolicy};

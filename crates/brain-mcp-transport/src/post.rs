@@ -76,6 +76,13 @@ impl HttpClient {
     /// Dropping the returned future stops the exchange; the connection is closed
     /// unless it had finished. See the crate docs for the delivery contract.
     pub async fn post(&self, req: PostRequest) -> Result<PostReply, TransportError> {
+        let bearer = req.headers.bearer.clone();
+        self.post_unredacted(req)
+            .await
+            .map_err(|e| e.finished(bearer.as_ref()))
+    }
+
+    async fn post_unredacted(&self, req: PostRequest) -> Result<PostReply, TransportError> {
         let build = || -> Result<HeaderMap, TransportError> {
             let mut map = HeaderMap::new();
             map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -134,6 +141,7 @@ impl HttpClient {
                 "{at}: the reply to a request has {shown}; expected JSON or an event stream"
             )));
         };
+        let bearer = req.headers.bearer.clone();
         let resume = match (content_type, req.resume) {
             (ContentType::EventStream, ResumePolicy::Handshake { max_attempts }) => Some(Resume {
                 client: self.clone(),
@@ -158,6 +166,7 @@ impl HttpClient {
             budget,
             self.clone(),
             resume,
+            bearer,
         )))
     }
 
@@ -204,7 +213,7 @@ impl HttpClient {
             Err(self.status_error(&at, &mut resp, true, &mut budget).await)
         };
         match tokio::time::timeout(deadline, work).await {
-            Ok(result) => result,
+            Ok(result) => result.map_err(|e| e.finished(headers.bearer.as_ref())),
             Err(_) => Err(TransportError::new(
                 ErrorKind::Timeout,
                 Delivery::MaybeSent,

@@ -6,6 +6,7 @@
 
 pub use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
 use brain_mcp_proto::jsonrpc::{Incoming, Message, decode, decode_raw};
+use brain_mcp_proto::text::repair_lone_surrogates;
 use serde_json::value::RawValue;
 
 /// How one message of a reply relates to our request.
@@ -23,7 +24,11 @@ pub(crate) enum Role {
 /// Splits a reply body or SSE data into messages, each with its text and role.
 ///
 /// A batch array (allowed from 2025-03-26 servers) becomes its elements in order.
+/// Lone UTF-16 surrogate escapes are repaired first (they become U+FFFD), so one cut
+/// emoji does not make a whole message unreadable further up.
 pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<(String, Role)>, String> {
+    let repaired = repair_lone_surrogates(text);
+    let text = repaired.as_deref().unwrap_or(text);
     let trimmed = text.trim_start_matches([' ', '\t', '\r', '\n']);
     if trimmed.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
@@ -56,6 +61,9 @@ fn role(message: &Message<'_>, ours: &RequestId) -> Role {
 
 /// The code and message of a JSON-RPC error response in an error body, if any.
 pub(crate) fn error_of(body: &[u8]) -> Option<(ErrorCode, String)> {
+    let text = std::str::from_utf8(body).ok()?;
+    let repaired = repair_lone_surrogates(text);
+    let body = repaired.as_deref().unwrap_or(text).as_bytes();
     match decode(body).ok()? {
         Incoming::Single(Message::Error(e)) => Some((e.error.code, e.error.message.into_owned())),
         Incoming::Batch(ms) => ms.into_iter().find_map(|m| match m {

@@ -219,8 +219,12 @@ impl StdioProcess {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let is_rpc = brain_mcp_proto::jsonrpc::decode(&line).is_ok();
-            match String::from_utf8(line) {
+            let text = String::from_utf8(line)
+                .map(|text| brain_mcp_proto::text::repair_lone_surrogates(&text).unwrap_or(text));
+            let is_rpc = text
+                .as_ref()
+                .is_ok_and(|t| brain_mcp_proto::jsonrpc::decode(t.as_bytes()).is_ok());
+            match text {
                 Ok(text) if is_rpc => return Some(Ok(text)),
                 _ => {
                     self.skipped += 1;

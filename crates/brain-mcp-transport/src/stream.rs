@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
-use crate::headers::{LAST_EVENT_ID, McpHeaders};
+use crate::headers::{BearerToken, LAST_EVENT_ID, McpHeaders};
 use crate::media::{self, ContentType};
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
@@ -61,6 +61,8 @@ struct State {
     queue: VecDeque<Inbound>,
     resume: Option<Resume>,
     events: Vec<SseEvent>,
+    /// Removed from every error this stream returns.
+    bearer: Option<BearerToken>,
 }
 
 impl ReplyStream {
@@ -74,6 +76,7 @@ impl ReplyStream {
         budget: Budget,
         client: HttpClient,
         resume: Option<Resume>,
+        bearer: Option<BearerToken>,
     ) -> Self {
         let event_limit = client.config().sse_event_limit.min(budget.limit());
         let inner = Box::new(State {
@@ -88,6 +91,7 @@ impl ReplyStream {
             queue: VecDeque::new(),
             resume,
             events: Vec::new(),
+            bearer,
         });
         Self { inner }
     }
@@ -129,7 +133,7 @@ impl State {
             if let Err(e) = step {
                 // Dropping the body discards the connection.
                 self.body = None;
-                return Some(Err(e));
+                return Some(Err(e.finished(self.bearer.as_ref())));
             }
         }
     }
