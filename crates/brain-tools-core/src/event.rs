@@ -21,6 +21,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The most bytes of a failure's message (see [`ToolResultEvent::failure`]).
+pub const MAX_ERROR_MESSAGE: usize = 4096;
+
 /// One event of a tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -102,7 +105,8 @@ impl ToolResultEvent {
         }
     }
 
-    /// Brain could not complete the call.
+    /// Brain could not complete the call. The message is cut to [`MAX_ERROR_MESSAGE`]
+    /// bytes, so a failed call's event stays small whatever text a server sent.
     pub fn failure(
         call_id: impl Into<String>,
         kind: ErrorKind,
@@ -117,7 +121,7 @@ impl ToolResultEvent {
             unknown_outcome: Some(unknown_outcome),
             error: Some(ToolError {
                 kind,
-                message: message.into(),
+                message: crate::text::cut(message.into(), MAX_ERROR_MESSAGE),
             }),
         }
     }

@@ -173,12 +173,25 @@ impl ToolOutput {
         }
     }
 
-    /// The size the output limit applies to: the bytes of the JSON of `content` plus those of
-    /// `structured_content`. Counting stops once it passes `limit`, so the result is at most
-    /// `limit + 1`.
+    /// The size `max_output_bytes` applies to: the bytes of the JSON of what the tool
+    /// returned, its content blocks and its structured value, each counted once. A text
+    /// block that only repeats the structured value as JSON (the copy MCP asks servers to
+    /// send) is not counted again. Counting stops once it passes `limit`, so the result
+    /// is at most `limit + 1`.
     pub fn serialized_len(&self, limit: usize) -> usize {
         let mut counter = Counter { count: 0, limit };
-        let fits = serde_json::to_writer(&mut counter, &self.content).is_ok()
+        let copy = self.structured_copy();
+        let mut fits = counter.add(b"[");
+        for (i, block) in self.content.iter().enumerate() {
+            if Some(i) == copy {
+                continue;
+            }
+            fits = fits
+                && (i == 0 || counter.add(b","))
+                && serde_json::to_writer(&mut counter, block).is_ok();
+        }
+        fits = fits
+            && counter.add(b"]")
             && self
                 .structured_content
                 .as_ref()
@@ -189,12 +202,42 @@ impl ToolOutput {
             limit.saturating_add(1)
         }
     }
+
+    /// The index of the first text block that holds the structured value as JSON, if any.
+    pub fn structured_copy(&self) -> Option<usize> {
+        let structured = self.structured_content.as_ref()?;
+        self.content.iter().position(|block| match block {
+            ContentBlock::Text { text } => {
+                text.trim_start().starts_with('{')
+                    && serde_json::from_str::<Value>(text).is_ok_and(|v| &v == structured)
+            }
+            ContentBlock::Image { .. } => false,
+        })
+    }
+
+    /// Adds a text block holding the structured value as JSON, unless one is there: every
+    /// structured result reaches the model as text too.
+    pub fn add_structured_copy(&mut self) {
+        if let Some(structured) = &self.structured_content
+            && self.structured_copy().is_none()
+        {
+            self.content
+                .push(ContentBlock::text(structured.to_string()));
+        }
+    }
 }
 
 /// Counts written bytes and fails once they pass the limit.
 struct Counter {
     count: usize,
     limit: usize,
+}
+
+impl Counter {
+    /// Counts `bytes`; false once over the limit.
+    fn add(&mut self, bytes: &[u8]) -> bool {
+        std::io::Write::write(self, bytes).is_ok()
+    }
 }
 
 impl std::io::Write for Counter {

@@ -3,6 +3,7 @@
 //! - [`HostConfig`] loads the host config and its [`Binding`]s, checking every rule at once.
 //! - [`CompiledSchema`] holds the validators compiled at load time.
 //! - [`Secret`] carries a bearer token without ever printing it.
+//! - [`EndpointUrl`] is the one rule for endpoint URLs (config, discovery, calls).
 //! - [`ToolEvent`] and friends are the events the host consumes, with their JSON shapes.
 //!
 //! - [`run_call`] runs one [`ToolCall`] through the pipeline with a [`ToolExecutor`].
@@ -17,10 +18,15 @@ mod executor;
 mod pipeline;
 mod schema;
 mod secret;
+mod text;
+mod url;
 
 pub use binding::Binding;
 pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
-pub use event::{ContentBlock, ErrorKind, ProgressEvent, ToolError, ToolEvent, ToolResultEvent};
+pub use event::{
+    ContentBlock, ErrorKind, MAX_ERROR_MESSAGE, ProgressEvent, ToolError, ToolEvent,
+    ToolResultEvent,
+};
 pub use executor::{
     ExecContext, NoProgress, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor,
     ToolFailure, ToolOutput,
@@ -28,3 +34,4 @@ pub use executor::{
 pub use pipeline::{run_call, run_call_with};
 pub use schema::{CompiledSchema, Violation, Violations};
 pub use secret::{Secret, SecretError};
+pub use url::{EndpointUrl, MAX_URL_LEN};

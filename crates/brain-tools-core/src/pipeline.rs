@@ -118,8 +118,9 @@ pub async fn run_call_with(
     }
 }
 
-/// Applies the output limit and the output-schema check to what the tool returned.
-fn finish(binding: &Binding, call_id: &str, output: ToolOutput) -> ToolResultEvent {
+/// Applies the output limit and the output-schema check to what the tool returned, then
+/// adds the text copy of a structured value (not counted against the limit).
+fn finish(binding: &Binding, call_id: &str, mut output: ToolOutput) -> ToolResultEvent {
     let limit = binding.max_output_bytes;
     if output.serialized_len(limit) > limit {
         return ToolResultEvent::failure(
@@ -132,6 +133,7 @@ fn finish(binding: &Binding, call_id: &str, output: ToolOutput) -> ToolResultEve
             true,
         );
     }
+    output.add_structured_copy();
     if output.is_error {
         return ToolResultEvent::tool_error(call_id, output.content, output.structured_content);
     }

@@ -455,6 +455,80 @@ async fn output_over_the_limit_fails_and_at_the_limit_passes() {
 }
 
 #[tokio::test]
+async fn the_structured_value_counts_once_and_gets_one_text_copy() {
+    // 600 KB of structured content, sent with its text copy as MCP asks: the tool
+    // returned 600 KB, which is under 1 MiB.
+    let structured = json!({"blob": "y".repeat(600_000)});
+    let copy = ContentBlock::text(serde_json::to_string_pretty(&structured).unwrap());
+    let output = ToolOutput {
+        content: vec![copy.clone()],
+        structured_content: Some(structured.clone()),
+        is_error: false,
+    };
+    let size = output.serialized_len(usize::MAX);
+    assert_eq!(size, 2 + structured.to_string().len());
+    let limited = binding(json!({"max_output_bytes": 1_048_576}));
+    let result = run(
+        &limited,
+        call("acme", json!({"query": "x"})),
+        &Recorder::returning(output),
+    )
+    .await;
+    assert!(!result.is_error, "{:?}", result.error);
+    assert_eq!(
+        result.content,
+        vec![copy],
+        "the server's copy is kept, not doubled"
+    );
+
+    // Without a copy, Brain adds one after the limit was applied.
+    let bare = ToolOutput {
+        content: vec![ContentBlock::text("note")],
+        structured_content: Some(json!({"n": 12345678901234567890123_u128})),
+        is_error: false,
+    };
+    let at_limit = binding(json!({"max_output_bytes": bare.serialized_len(usize::MAX)}));
+    let result = run(
+        &at_limit,
+        call("acme", json!({"query": "x"})),
+        &Recorder::returning(bare),
+    )
+    .await;
+    assert!(!result.is_error, "{:?}", result.error);
+    assert_eq!(
+        result.content,
+        vec![
+            ContentBlock::text("note"),
+            ContentBlock::text(r#"{"n":12345678901234567890123}"#)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn failure_messages_stay_small_whatever_the_executor_says() {
+    let huge = "e".repeat(7_000_000);
+    let executor = Recorder::new(Behaviour::Return(Err(ToolFailure::after_send(
+        ErrorKind::RpcError,
+        huge,
+    ))));
+    let result = run(
+        &binding(json!({})),
+        call("acme", json!({"query": "x"})),
+        &executor,
+    )
+    .await;
+    let message = assert_failure(&result, ErrorKind::RpcError, true);
+    assert!(
+        message.len() <= brain_tools_core::MAX_ERROR_MESSAGE,
+        "{}",
+        message.len()
+    );
+    assert!(message.ends_with("[cut]"), "the cut is marked");
+    let line = serde_json::to_string(&result).unwrap();
+    assert!(line.len() < 5_000, "{}", line.len());
+}
+
+#[tokio::test]
 async fn structured_results_are_checked_against_the_output_schema() {
     let binding = binding(json!({"output_schema": {
         "type": "object",

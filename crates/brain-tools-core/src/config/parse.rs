@@ -104,7 +104,7 @@ pub(crate) fn parse_binding(
     let url = fields.string("url", false);
     match url {
         Some(url) => {
-            if let Err(reason) = rules::check_url(url) {
+            if let Err(reason) = crate::url::EndpointUrl::parse(url) {
                 fields.error("url", reason);
             }
         }

@@ -1,0 +1,291 @@
+//! The one rule for an endpoint URL, shared by the config loader, discovery and the call
+//! path: what it accepts is exactly what the HTTP layer can send to.
+//!
+//! The rule is RFC 3986 read strictly: `http` or `https`, a host, an optional port, and a
+//! path and query made only of the characters a URL may carry unencoded. Anything a
+//! stricter HTTP library would refuse at call time (`"`, `<`, `>`, spaces, non-ASCII) is
+//! refused here, at load, with the reason.
+
+use std::fmt;
+use std::net::Ipv6Addr;
+
+/// The longest URL accepted, in bytes.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// A checked endpoint URL. The text is kept as written; [`Self::origin`] is what messages
+/// show (never the path, the query or credentials, which may hold keys).
+#[derive(Clone, PartialEq, Eq)]
+pub struct EndpointUrl {
+    text: String,
+    origin: String,
+}
+
+impl EndpointUrl {
+    /// Checks `url` against the rule. The error is one line saying what is wrong, without
+    /// repeating the URL.
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let origin = check(url)?;
+        Ok(Self {
+            text: url.to_owned(),
+            origin,
+        })
+    }
+
+    /// The URL as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// `scheme://host[:port]`, lower-cased, for messages.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+}
+
+impl fmt::Debug for EndpointUrl {
+    /// Shows the origin only: the path and query may hold keys.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("EndpointUrl").field(&self.origin).finish()
+    }
+}
+
+/// Checks `url`; returns its origin.
+fn check(url: &str) -> Result<String, String> {
+    if url.len() > MAX_URL_LEN {
+        return Err(format!("must be at most {MAX_URL_LEN} bytes"));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("must not contain whitespace or control characters".to_owned());
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err("must be an http or https URL".to_owned());
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err("must be an http or https URL".to_owned());
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if authority.contains('@') {
+        return Err("must not contain credentials; use token_env".to_owned());
+    }
+    if !url.is_ascii() {
+        return Err(if authority.is_ascii() {
+            "must be ASCII: percent-encode other characters in the path and query".to_owned()
+        } else {
+            "must have an ASCII host name: write an internationalized name in its xn-- form"
+                .to_owned()
+        });
+    }
+    if tail.contains('#') {
+        return Err("must not have a fragment".to_owned());
+    }
+    let (host, port) = host_and_port(authority)?;
+    check_tail(tail)?;
+    let host = host.to_ascii_lowercase();
+    Ok(match port {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
+}
+
+/// Splits and checks `host[:port]`; the host keeps its brackets if it is an IPv6 literal.
+fn host_and_port(authority: &str) -> Result<(&str, Option<u16>), String> {
+    if authority.is_empty() {
+        return Err("must have a host".to_owned());
+    }
+    let (host, port) = if authority.starts_with('[') {
+        let close = authority.find(']').ok_or("must have a valid host")?;
+        let (host, after) = authority.split_at(close + 1);
+        if !after.is_empty() && !after.starts_with(':') {
+            return Err("must have a valid host".to_owned());
+        }
+        let literal = &host[1..host.len() - 1];
+        // Zone ids (`%25eth0`) are not sent over HTTP; only a plain address is accepted.
+        if literal.parse::<Ipv6Addr>().is_err() {
+            return Err("must have a valid host".to_owned());
+        }
+        (host, after.strip_prefix(':'))
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("must have a host".to_owned());
+    }
+    if !host.starts_with('[') && !is_host_name(host) {
+        return Err("must have a valid host".to_owned());
+    }
+    let port = match port {
+        None => None,
+        Some(text) => match text.parse::<u16>() {
+            Ok(n @ 1..) if text.bytes().all(|b| b.is_ascii_digit()) => Some(n),
+            _ => return Err("must have a port between 1 and 65535".to_owned()),
+        },
+    };
+    Ok((host, port))
+}
+
+/// A DNS name or IPv4 address: dot-separated labels of 1 to 63 letters, digits, `-` and
+/// `_`, 253 bytes at most, a final dot allowed.
+fn is_host_name(host: &str) -> bool {
+    let name = host.strip_suffix('.').unwrap_or(host);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            (1..=63).contains(&label.len())
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+/// The path and query: only characters a URL carries unencoded, and `%` only as the start
+/// of a `%XX` escape.
+fn check_tail(tail: &str) -> Result<(), String> {
+    let bytes = tail.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3);
+            if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                return Err("has a % that does not start a %XX escape".to_owned());
+            }
+            i += 3;
+            continue;
+        }
+        let allowed = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b);
+        if !allowed {
+            return Err(format!(
+                "has a character that must be percent-encoded: {:?}",
+                char::from(b)
+            ));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_urls_and_their_origins() {
+        for (url, origin) in [
+            ("https://example.com/mcp", "https://example.com"),
+            ("http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080"),
+            ("HTTPS://Example.com", "https://example.com"),
+            ("http://[::1]:3000/mcp?x=1", "http://[::1]:3000"),
+            ("http://localhost", "http://localhost"),
+            (
+                "http://mcp_server.internal:80/a/b?k=v&x=%2F",
+                "http://mcp_server.internal:80",
+            ),
+            (
+                "https://xn--bcher-kva.example/mcp",
+                "https://xn--bcher-kva.example",
+            ),
+            ("https://h/p?q=a:b@c/d?e", "https://h"),
+        ] {
+            let parsed = EndpointUrl::parse(url).unwrap();
+            assert_eq!(parsed.origin(), origin, "{url}");
+            assert_eq!(parsed.as_str(), url);
+        }
+    }
+
+    #[test]
+    fn refused_urls_say_why_without_echoing_them() {
+        let cases = [
+            ("ftp://example.com", "must be an http or https URL"),
+            ("example.com/mcp", "must be an http or https URL"),
+            ("file:///etc/passwd", "must be an http or https URL"),
+            ("https://", "must have a host"),
+            ("https:///mcp", "must have a host"),
+            (
+                "https://u:p@example.com",
+                "must not contain credentials; use token_env",
+            ),
+            (
+                "http://user:pw@host/mcp?key=1",
+                "must not contain credentials; use token_env",
+            ),
+            ("https://example.com/a#b", "must not have a fragment"),
+            (
+                "https://example.com:0/",
+                "must have a port between 1 and 65535",
+            ),
+            (
+                "https://example.com:99999/",
+                "must have a port between 1 and 65535",
+            ),
+            (
+                "https://example.com:x/",
+                "must have a port between 1 and 65535",
+            ),
+            (
+                "https://example.com:/",
+                "must have a port between 1 and 65535",
+            ),
+            (
+                "https://example.com:+80/",
+                "must have a port between 1 and 65535",
+            ),
+            (
+                "https://exa mple.com",
+                "must not contain whitespace or control characters",
+            ),
+            ("https://exa<mple.com", "must have a valid host"),
+            ("http://[zz]/", "must have a valid host"),
+            ("http://[fe80::1%25eth0]/", "must have a valid host"),
+            ("http://a..b/", "must have a valid host"),
+            ("http://a%41b/", "must have a valid host"),
+            (
+                "https://bücher.example/mcp",
+                "must have an ASCII host name: write an internationalized name in its xn-- form",
+            ),
+            (
+                "https://example.com/über",
+                "must be ASCII: percent-encode other characters in the path and query",
+            ),
+            (
+                "https://example.com/mcp?q=\"x\"",
+                "has a character that must be percent-encoded: '\"'",
+            ),
+            (
+                "https://example.com/<x>",
+                "has a character that must be percent-encoded: '<'",
+            ),
+            (
+                "https://example.com/a%zz",
+                "has a % that does not start a %XX escape",
+            ),
+            (
+                "https://example.com/{x}",
+                "has a character that must be percent-encoded: '{'",
+            ),
+        ];
+        for (url, reason) in cases {
+            assert_eq!(EndpointUrl::parse(url).unwrap_err(), reason, "{url}");
+        }
+    }
+
+    #[test]
+    fn debug_shows_the_origin_only() {
+        let url = EndpointUrl::parse("https://h.example/mcp?api_key=s3cret").unwrap();
+        assert_eq!(format!("{url:?}"), "EndpointUrl(\"https://h.example\")");
+    }
+
+    #[test]
+    fn length_is_bounded() {
+        let url = format!("https://h/{}", "a".repeat(MAX_URL_LEN));
+        assert_eq!(
+            EndpointUrl::parse(&url).unwrap_err(),
+            "must be at most 2048 bytes"
+        );
+    }
+}
