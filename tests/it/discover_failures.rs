@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use brain_mcp_bind::cmd::EXIT_FAILED;
+use brain_mcp_bind::cmd::{EXIT_FAILED, EXIT_USAGE};
 use brain_mcp_bind::discover::{DEFAULT_DEADLINE, MAX_PAGES};
 use brain_tests::server::{Era, ServerConfig, TestServer};
 use serde_json::json;
@@ -94,14 +94,39 @@ fn the_token_is_sent_and_bound_but_never_printed() {
 }
 
 #[test]
-fn invalid_urls_fail_before_connecting() {
-    for url in [
-        "mailto:ops@example.test",
-        "not a url",
-        "/mcp",
-        "ftp://127.0.0.1/mcp",
+fn invalid_urls_are_usage_errors_before_connecting() {
+    for (url, why) in [
+        ("mailto:ops@example.test", "must be an http or https URL"),
+        ("not a url", "must not contain whitespace"),
+        ("/mcp", "must be an http or https URL"),
+        ("ftp://127.0.0.1/mcp", "must be an http or https URL"),
+        // Credentials in the URL are refused, never dropped or printed.
+        (
+            "http://user:pw-s3cret@127.0.0.1:9/mcp",
+            "must not contain credentials; use token_env",
+        ),
+        // What the HTTP layer could not send is refused now, not at call time.
+        (
+            "http://127.0.0.1:9/mcp?q=\"x\"&key=k3y-s3cret",
+            "must be percent-encoded",
+        ),
+        (
+            "http://127.0.0.1:9/mcp?<k3y-s3cret>",
+            "must be percent-encoded",
+        ),
+        ("http://bücher.example/mcp", "xn-- form"),
     ] {
-        assert_fails(&run(url, "echo", &[]), "invalid URL");
+        let r = run(url, "echo", &[]);
+        assert_eq!(r.code, EXIT_USAGE, "{url}: {r:?}");
+        assert!(r.stdout.is_empty(), "{r:?}");
+        assert!(
+            r.stderr.starts_with("mcp-tools: -url: the URL ") && r.stderr.contains(why),
+            "{url}: {r:?}"
+        );
+        assert!(
+            !r.stderr.contains("s3cret"),
+            "the URL is never echoed: {r:?}"
+        );
     }
 }
 
@@ -182,7 +207,7 @@ fn a_server_that_never_answers_hits_the_deadline() {
 fn bad_timeouts_are_usage_errors() {
     for bad in ["0", "-1", "soon", "100000"] {
         let r = run("http://127.0.0.1:9/mcp", "echo", &["-timeout", bad]);
-        assert_eq!(r.code, brain_mcp_bind::cmd::EXIT_USAGE, "{bad}: {r:?}");
+        assert_eq!(r.code, EXIT_USAGE, "{bad}: {r:?}");
         assert!(r.stderr.contains("-timeout"), "{r:?}");
     }
 }

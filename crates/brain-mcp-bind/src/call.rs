@@ -5,6 +5,7 @@ use brain_mcp_proto::headers::{param_header_values, param_headers};
 use brain_mcp_proto::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
 use brain_mcp_proto::mcp::{ClientCapabilities, ProgressParams, RequestMeta, methods, parse};
 use brain_mcp_proto::meta::{BRAIN_SCOPE, RequestMetaBuilder};
+use brain_mcp_proto::text::FRAGMENT_LIMIT;
 use brain_mcp_proto::version::ProtocolVersion;
 use brain_mcp_transport::{BearerToken, ErrorKind as TransportErrorKind, Expect, PostReply};
 use brain_tools_core::{
@@ -16,10 +17,10 @@ use serde_json::{Map, Value, json};
 use crate::client::{McpClient, Target};
 use crate::era::Era;
 use crate::exchange::{self, Outgoing, StepError, Wire};
-use crate::{convert, failure, probe};
+use crate::{convert, failure, probe, redact};
 
-/// Extra room in a call's read budget over `max_output_bytes`, for the JSON-RPC envelope
-/// and progress notifications; the exact limit is applied to the converted output.
+/// Extra room in a call's read budget over twice `max_output_bytes`, for the JSON-RPC
+/// envelope and progress notifications; the exact limit is applied to the converted output.
 pub const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
 
 /// Runs MCP bindings. Share one per process: it holds the connection pool and era cache.
@@ -44,6 +45,7 @@ impl McpExecutor {
 impl ToolExecutor for McpExecutor {
     async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
         let binding = ctx.binding;
+        let bearer = ctx.token.as_ref().map(|t| BearerToken::new(t.expose()));
         let (Some(url), Some(tool)) = (binding.url.as_deref(), binding.mcp_tool.as_deref()) else {
             return Err(ToolFailure::before_send(
                 ErrorKind::ConnectFailed,
@@ -53,12 +55,27 @@ impl ToolExecutor for McpExecutor {
                 ),
             ));
         };
-        let bearer = ctx.token.as_ref().map(|t| BearerToken::new(t.expose()));
         let target = Target::new(url, bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?;
-        let era = probe::era_of(&self.client, &target)
+        match self.execute_at(&target, tool, &ctx).await {
+            Ok(output) => Ok(redact::output(&target, output)),
+            Err(failure) => Err(redact::failure(&target, failure)),
+        }
+    }
+}
+
+impl McpExecutor {
+    /// Runs the call at `target`; what it returns may still hold the token.
+    async fn execute_at(
+        &self,
+        target: &Target,
+        tool: &str,
+        ctx: &ExecContext<'_>,
+    ) -> Result<ToolOutput, ToolFailure> {
+        let binding = ctx.binding;
+        let era = probe::era_of(&self.client, target)
             .await
-            .map_err(failure::before_call)?;
+            .map_err(|e| failure::before_call(target, e))?;
         let call = CallSpec {
             tool,
             arguments: ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
@@ -68,14 +85,23 @@ impl ToolExecutor for McpExecutor {
                 "session_id": ctx.call.session_id,
                 "call_id": ctx.call.call_id,
             }),
-            budget: binding.max_output_bytes.saturating_add(ENVELOPE_ALLOWANCE),
+            budget: read_budget(binding.max_output_bytes),
             input_schema: &binding.input_schema,
         };
         match era {
-            Era::Handshake => self.call_in_session(&target, call, &ctx).await,
-            Era::Stateless(version) => self.call_stateless(&target, version, call, &ctx).await,
+            Era::Handshake => self.call_in_session(target, call, ctx).await,
+            Era::Stateless(version) => self.call_stateless(target, version, call, ctx).await,
         }
     }
+}
+
+/// Bytes a call may read: room for the result twice (a server sends structured content
+/// and, as MCP asks, its JSON again as text; `max_output_bytes` counts it once) plus the
+/// JSON-RPC envelope and the messages before it.
+fn read_budget(max_output_bytes: usize) -> usize {
+    max_output_bytes
+        .saturating_mul(2)
+        .saturating_add(ENVELOPE_ALLOWANCE)
 }
 
 /// What one call sends.
@@ -97,7 +123,7 @@ impl McpExecutor {
     ) -> Result<ToolOutput, ToolFailure> {
         let mut session = probe::open_session(&self.client, target)
             .await
-            .map_err(failure::before_call)?;
+            .map_err(|e| failure::before_call(target, e))?;
         let mut meta = RequestMeta {
             progress_token: Some(call.token.clone()),
             ..RequestMeta::default()
@@ -139,7 +165,7 @@ impl McpExecutor {
             session.set_in_flight(None);
         }
         drop(session);
-        finish(answer)
+        finish(target, Era::Handshake, answer)
     }
 
     async fn call_stateless(
@@ -185,7 +211,7 @@ impl McpExecutor {
         if rpc_code(&answer).is_some_and(probe::invalidates_era) {
             self.client.eras().forget(&target.key);
         }
-        finish(answer)
+        finish(target, Era::Stateless(version), answer)
     }
 
     /// Reads a `tools/call` reply to its response: progress becomes events, pings are
@@ -210,7 +236,7 @@ impl McpExecutor {
             }
             match jsonrpc::decode(inbound.text.as_bytes()) {
                 Ok(Incoming::Single(Message::Notification(n))) if n.method == methods::PROGRESS => {
-                    report_progress(n.params, progress, token);
+                    report_progress(target, n.params, progress, token);
                 }
                 Ok(Incoming::Single(Message::Request(r))) => {
                     let method = r.method.into_owned();
@@ -245,7 +271,14 @@ fn asks_for_user_input(method: &str) -> bool {
     )
 }
 
-fn report_progress(params: Option<&RawValue>, progress: &ProgressReporter<'_>, token: &RequestId) {
+/// Reports one progress notification for our token; its message is cut to
+/// [`FRAGMENT_LIMIT`] bytes and loses the token.
+fn report_progress(
+    target: &Target,
+    params: Option<&RawValue>,
+    progress: &ProgressReporter<'_>,
+    token: &RequestId,
+) {
     let Some(params) = params else { return };
     let Ok(p) = parse::<ProgressParams>(params) else {
         return;
@@ -256,7 +289,8 @@ fn report_progress(params: Option<&RawValue>, progress: &ProgressReporter<'_>, t
     let (Some(value), total) = (number(p.progress), p.total.and_then(number)) else {
         return;
     };
-    progress.report(value, total, p.message);
+    let message = p.message.map(|m| failure::safe(target, &m, FRAGMENT_LIMIT));
+    progress.report(value, total, message);
 }
 
 /// A JSON number for a progress value: integral values stay integers (`1`, not `1.0`).
@@ -321,8 +355,12 @@ fn answered(answer: &Result<Box<RawValue>, StepError>) -> bool {
     matches!(answer, Ok(_) | Err(StepError::Rpc { .. }))
 }
 
-fn finish(answer: Result<Box<RawValue>, StepError>) -> Result<ToolOutput, ToolFailure> {
+fn finish(
+    target: &Target,
+    era: Era,
+    answer: Result<Box<RawValue>, StepError>,
+) -> Result<ToolOutput, ToolFailure> {
     answer
-        .and_then(|raw| convert::convert(&raw))
-        .map_err(failure::during_call)
+        .and_then(|raw| convert::convert(&raw, era))
+        .map_err(|e| failure::during_call(target, e))
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient};
+use brain_tools_core::EndpointUrl;
 use http::Uri;
 use tokio_util::task::TaskTracker;
 
@@ -45,20 +46,28 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    /// A target for `url`, which must be an absolute http or https URL.
+    /// A target for `url`, checked with the config loader's rule ([`EndpointUrl`]), so a
+    /// URL that loads is one the HTTP layer can send to. The error never repeats the URL.
     pub(crate) fn new(url: &str, bearer: Option<BearerToken>) -> Result<Self, String> {
+        let checked = EndpointUrl::parse(url).map_err(|reason| format!("the URL {reason}"))?;
+        // The rule accepts a subset of what `Uri` parses; a failure here is a bug in the
+        // rule, reported rather than trusted.
         let parsed: Uri = url
             .parse()
-            .map_err(|e| format!("invalid URL {url:?}: {e}"))?;
-        match parsed.scheme_str() {
-            Some("http" | "https") if parsed.authority().is_some() => {}
-            _ => return Err(format!("invalid URL {url:?}: must be an http or https URL")),
-        }
+            .map_err(|_| format!("the URL of {} cannot be sent to", checked.origin()))?;
         Ok(Self {
             url: parsed,
             key: url.to_owned(),
             bearer,
         })
+    }
+
+    /// `text` with this target's token removed (see [`brain_mcp_proto::text::redact`]).
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        match &self.bearer {
+            Some(token) => brain_mcp_proto::text::redact(text, token.expose()),
+            None => std::borrow::Cow::Borrowed(text),
+        }
     }
 }
 
@@ -148,5 +157,38 @@ mod tests {
         assert!(err.contains("must be an http or https URL"), "{err}");
         assert!(Target::new("not a url", None).is_err());
         assert!(Target::new("/mcp", None).is_err());
+        // The message never repeats the URL: its query may hold a key.
+        let err = Target::new("http://h/mcp?key=s3cret&q=<x>", None).expect_err("bad char");
+        assert!(!err.contains("s3cret"), "{err}");
+        let target = Target::new("HTTP://H.example:8080/mcp?key=s3cret", None).expect("valid");
+        assert_eq!(target.url.host(), Some("H.example"));
+    }
+
+    proptest::proptest! {
+        /// Whatever the rule accepts, the HTTP layer can send to, at the same origin.
+        #[test]
+        fn the_rule_accepts_only_what_http_sends(
+            scheme in "https?|HTTP",
+            host in "[a-z0-9_-]{1,10}(\\.[a-z0-9-]{1,10}){0,2}|\\[::1\\]|127\\.0\\.0\\.1",
+            port in proptest::option::of(1u16..),
+            tail in "[ -~]{0,40}",
+        ) {
+            let port = port.map(|p| format!(":{p}")).unwrap_or_default();
+            let url = format!("{scheme}://{host}{port}/{tail}");
+            if let Ok(checked) = EndpointUrl::parse(&url) {
+                let target = Target::new(&url, None);
+                proptest::prop_assert!(target.is_ok(), "{url}: {:?}", target.err());
+                let uri = target.map(|t| t.url).ok();
+                let origin = uri.as_ref().map(|u| {
+                    let host = u.host().unwrap_or_default().to_ascii_lowercase();
+                    let scheme = u.scheme_str().unwrap_or_default().to_ascii_lowercase();
+                    match u.port_u16() {
+                        Some(p) => format!("{scheme}://{host}:{p}"),
+                        None => format!("{scheme}://{host}"),
+                    }
+                });
+                proptest::prop_assert_eq!(origin, Some(checked.origin().to_owned()));
+            }
+        }
     }
 }

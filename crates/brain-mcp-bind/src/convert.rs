@@ -1,6 +1,8 @@
 //! Converting an MCP `tools/call` result into Brain's output.
 
 use brain_mcp_proto::mcp::{CallToolResponse, ContentBlock as McpBlock};
+
+use crate::era::Era;
 use brain_tools_core::{ContentBlock, ToolOutput};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -16,8 +18,11 @@ pub(crate) enum ConvertError {
     Malformed(String),
 }
 
-/// Converts a `tools/call` result.
-pub(crate) fn convert(raw: &RawValue) -> Result<ToolOutput, StepError> {
+/// Converts a `tools/call` result received in `era`.
+///
+/// What the tool returned is kept as it is; the text copy of a structured value is added
+/// by the pipeline after the output limit (see `brain_tools_core::ToolOutput`).
+pub(crate) fn convert(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError> {
     let result = match CallToolResponse::decode(raw) {
         Ok(CallToolResponse::Complete(result)) => result,
         Ok(CallToolResponse::InputRequired(_)) => {
@@ -43,38 +48,86 @@ pub(crate) fn convert(raw: &RawValue) -> Result<ToolOutput, StepError> {
             ConvertError::Malformed(m) => StepError::Protocol(m),
         })?);
     }
-    if let Some(structured) = &result.structured_content {
-        let already = content.iter().any(|block| match block {
-            ContentBlock::Text { text } => {
-                serde_json::from_str::<Value>(text).is_ok_and(|v| &v == structured)
-            }
-            ContentBlock::Image { .. } => false,
-        });
-        if !already {
-            content.push(ContentBlock::text(structured.to_string()));
+    let structured = match result.structured_content {
+        // An explicit null says as much as an absent member.
+        None | Some(Value::Null) => None,
+        Some(value @ Value::Object(_)) => Some(value),
+        // 2026-07-28 allows any JSON value; the handshake-era revisions an object only.
+        Some(value) if matches!(era, Era::Stateless(_)) => Some(value),
+        Some(other) => {
+            return Err(StepError::Protocol(format!(
+                "structuredContent is {}, not a JSON object as {} requires",
+                json_kind(&other),
+                "the handshake-era protocol"
+            )));
         }
-    }
+    };
     Ok(ToolOutput {
         content,
-        structured_content: result.structured_content.clone(),
-        is_error: result.failed(),
+        is_error: result.is_error == Some(true),
+        structured_content: structured,
     })
 }
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Block types MCP defines; one of these that does not parse is malformed, not unknown.
+const KNOWN_TYPES: [&str; 5] = ["text", "image", "audio", "resource_link", "resource"];
 
 /// Converts one content block.
 pub(crate) fn block_of(index: usize, block: &McpBlock) -> Result<ContentBlock, ConvertError> {
     match block {
         McpBlock::Text(t) => Ok(ContentBlock::text(t.text.clone())),
         McpBlock::Image(image) => {
-            if image.decode_data().is_err() {
+            if !is_image_type(&image.mime_type) {
                 return Err(ConvertError::Malformed(format!(
-                    "content[{index}]: image data is not valid base64"
+                    "content[{index}]: an image block's mimeType must be image/..., not {:?}",
+                    image.mime_type
                 )));
+            }
+            match image.decode_data() {
+                Ok(bytes) if !bytes.is_empty() => {}
+                Ok(_) => {
+                    return Err(ConvertError::Malformed(format!(
+                        "content[{index}]: the image data is empty"
+                    )));
+                }
+                Err(_) => {
+                    return Err(ConvertError::Malformed(format!(
+                        "content[{index}]: the image data is not valid base64"
+                    )));
+                }
             }
             Ok(ContentBlock::Image {
                 data: image.data.clone(),
                 mime_type: image.mime_type.clone(),
             })
+        }
+        McpBlock::Unknown(raw) => {
+            let kind = block.type_name();
+            if kind.is_empty() {
+                return Err(ConvertError::Malformed(format!(
+                    "content[{index}] has no type"
+                )));
+            }
+            if KNOWN_TYPES.contains(&kind.as_str()) {
+                return Err(ConvertError::Malformed(format!(
+                    "content[{index}] is a malformed {kind} block: {}",
+                    why_malformed(&kind, raw)
+                )));
+            }
+            Err(ConvertError::Unsupported(format!(
+                "content[{index}] has type {kind:?}; Brain carries only text, image and structured results"
+            )))
         }
         other => Err(ConvertError::Unsupported(format!(
             "content[{index}] has type {:?}; Brain carries only text, image and structured results",
@@ -83,13 +136,51 @@ pub(crate) fn block_of(index: usize, block: &McpBlock) -> Result<ContentBlock, C
     }
 }
 
+/// What the typed parse of a block of known type `kind` says is wrong with it.
+fn why_malformed(kind: &str, raw: &RawValue) -> String {
+    use brain_mcp_proto::mcp::{EmbeddedResource, ImageContent, ResourceLink, TextContent};
+    let text = raw.get();
+    let error = match kind {
+        "text" => serde_json::from_str::<TextContent>(text).err(),
+        "image" | "audio" => serde_json::from_str::<ImageContent>(text).err(),
+        "resource_link" => serde_json::from_str::<ResourceLink>(text).err(),
+        _ => serde_json::from_str::<EmbeddedResource>(text).err(),
+    };
+    error.map_or_else(
+        || "its members do not fit the type".to_owned(),
+        |e| e.to_string(),
+    )
+}
+
+/// `image/<subtype>` (any case, parameters allowed).
+fn is_image_type(mime_type: &str) -> bool {
+    let essence = mime_type.split(';').next().unwrap_or_default().trim();
+    let Some((kind, subtype)) = essence.split_once('/') else {
+        return false;
+    };
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    kind.eq_ignore_ascii_case("image") && token(subtype)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use brain_mcp_proto::version::ProtocolVersion;
+
+    const HANDSHAKE: Era = Era::Handshake;
+    const STATELESS: Era = Era::Stateless(ProtocolVersion::V2026_07_28);
 
     fn output(json: &str) -> Result<ToolOutput, StepError> {
+        output_in(HANDSHAKE, json)
+    }
+
+    fn output_in(era: Era, json: &str) -> Result<ToolOutput, StepError> {
         let raw = RawValue::from_string(json.to_owned()).expect("valid JSON");
-        convert(&raw)
+        convert(&raw, era)
     }
 
     #[test]
@@ -112,20 +203,30 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_gets_one_text_block() {
+    fn structured_content_is_kept_as_sent() {
         let out = output(r#"{"content":[],"structuredContent":{"sum":3}}"#).expect("converts");
-        assert_eq!(out.content, vec![ContentBlock::text(r#"{"sum":3}"#)]);
+        assert!(out.content.is_empty(), "the pipeline adds the text copy");
         assert_eq!(out.structured_content, Some(serde_json::json!({"sum": 3})));
-        // The server already sent the JSON as text (with other spacing): not duplicated.
-        let out = output(
-            r#"{"content":[{"type":"text","text":"{ \"sum\": 3 }"}],"structuredContent":{"sum":3}}"#,
-        )
-        .expect("converts");
-        assert_eq!(out.content.len(), 1);
+        let out = output(r#"{"content":[],"structuredContent":null}"#).expect("converts");
+        assert_eq!(out.structured_content, None);
     }
 
     #[test]
-    fn other_blocks_fail() {
+    fn structured_content_must_be_an_object_before_2026() {
+        for value in ["[1,2]", "\"s\"", "3", "true"] {
+            let json = format!(r#"{{"content":[],"structuredContent":{value}}}"#);
+            let err = output(&json).expect_err("not an object");
+            assert!(
+                matches!(&err, StepError::Protocol(m) if m.contains("not a JSON object")),
+                "{value}: {err:?}"
+            );
+            let out = output_in(STATELESS, &json).expect("2026 allows any value");
+            assert!(out.structured_content.is_some());
+        }
+    }
+
+    #[test]
+    fn other_blocks_are_unsupported() {
         for block in [
             r#"{"type":"audio","data":"aGk=","mimeType":"audio/wav"}"#,
             r#"{"type":"resource_link","uri":"file:///x","name":"x"}"#,
@@ -141,11 +242,59 @@ mod tests {
     }
 
     #[test]
-    fn bad_base64_and_input_required() {
-        assert!(matches!(
-            output(r#"{"content":[{"type":"image","data":"***","mimeType":"image/png"}]}"#),
-            Err(StepError::Protocol(m)) if m.contains("not valid base64")
-        ));
+    fn malformed_blocks_of_known_types_are_protocol_errors() {
+        for (block, says) in [
+            (r#"{"type":"text"}"#, "malformed text block"),
+            (r#"{"type":"text","text":5}"#, "malformed text block"),
+            (r#"{"type":"image","data":"aGk="}"#, "malformed image block"),
+            (
+                r#"{"type":"audio","data":5,"mimeType":"audio/wav"}"#,
+                "malformed audio block",
+            ),
+            (
+                r#"{"type":"resource_link","uri":"file:///x"}"#,
+                "malformed resource_link block",
+            ),
+            (
+                r#"{"type":"image","data":"***","mimeType":"image/png"}"#,
+                "not valid base64",
+            ),
+            (
+                r#"{"type":"image","data":"","mimeType":"image/png"}"#,
+                "image data is empty",
+            ),
+            (
+                r#"{"type":"image","data":"aGk=","mimeType":"text/html"}"#,
+                "mimeType must be image/",
+            ),
+            (
+                r#"{"type":"image","data":"aGk=","mimeType":"application/x-msdownload"}"#,
+                "mimeType must be image/",
+            ),
+            (
+                r#"{"type":"image","data":"aGk=","mimeType":""}"#,
+                "mimeType must be image/",
+            ),
+            (
+                r#"{"type":"image","data":"aGk=","mimeType":"image/"}"#,
+                "mimeType must be image/",
+            ),
+            (r#"{"data":"aGk="}"#, "has no type"),
+        ] {
+            let err = output(&format!(r#"{{"content":[{block}]}}"#)).expect_err("malformed");
+            assert!(
+                matches!(&err, StepError::Protocol(m) if m.contains(says)),
+                "{block}: {err:?}"
+            );
+        }
+        let ok = output(
+            r#"{"content":[{"type":"image","data":"aGk=","mimeType":"IMAGE/SVG+XML; charset=utf-8"}]}"#,
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+    }
+
+    #[test]
+    fn input_required_and_other_result_types() {
         assert!(matches!(
             output(r#"{"resultType":"input_required","inputRequests":{},"requestState":"s"}"#),
             Err(StepError::UserInput(_))

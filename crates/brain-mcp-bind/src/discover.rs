@@ -8,7 +8,8 @@ use brain_mcp_proto::mcp::{
     ClientCapabilities, ListToolsParams, ListToolsResult, Tool, methods, parse,
 };
 use brain_mcp_proto::meta::RequestMetaBuilder;
-use brain_mcp_transport::BearerToken;
+use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
+use brain_mcp_transport::{BearerToken, MESSAGE_LIMIT};
 use brain_tools_core::Secret;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -16,7 +17,7 @@ use serde_json::value::RawValue;
 use crate::client::{McpClient, Target};
 use crate::era::Era;
 use crate::exchange::{self, StepError, Wire};
-use crate::{probe, text};
+use crate::{failure, probe, text};
 
 /// The default bound on a whole discovery: connect, handshake and every page.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
@@ -80,6 +81,9 @@ pub struct Discovered {
     pub warnings: Vec<String>,
     /// The era the server speaks.
     pub era: Era,
+    /// `bindings` as the pretty JSON array `mcp-tools` prints; it loads as the `tools` of
+    /// a host config unchanged (discovery checked it with the host's loader).
+    pub json: String,
 }
 
 /// Why discovery failed. Every message names the problem.
@@ -138,12 +142,12 @@ pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovere
     let work = async {
         let era = probe::era_of(client, &target)
             .await
-            .map_err(|e| describe("server/discover (learning the protocol era)", e))?;
+            .map_err(|e| describe(&target, "server/discover (learning the protocol era)", e))?;
         let listing = match era {
             Era::Handshake => {
                 let session = probe::open_session(client, &target)
                     .await
-                    .map_err(|e| describe("initialize", e))?;
+                    .map_err(|e| describe(&target, "initialize", e))?;
                 list_all(client, request, &target, session.wire(), era).await
             }
             Era::Stateless(v) => list_all(client, request, &target, Wire::Stateless(v), era).await,
@@ -158,7 +162,7 @@ pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovere
                 request.deadline.as_secs_f64()
             ))
         })??;
-    select(request, era, listing)
+    select(&target, request, era, listing)
 }
 
 /// Names kept for "did you mean" hints; a longer list is not searched further.
@@ -272,10 +276,14 @@ async fn list_all(
             {
                 client.eras().forget(&target.key);
             }
-            describe(&step, e)
+            describe(target, &step, e)
         })?;
-        let page: ListToolsResult = parse(&raw)
-            .map_err(|e| DiscoverError(format!("{step}: the result is not a tool list: {e}")))?;
+        let page: ListToolsResult = parse(&raw).map_err(|e| {
+            DiscoverError(format!(
+                "{step}: the result is not a tool list: {}",
+                failure::safe(target, &e.to_string(), FRAGMENT_LIMIT)
+            ))
+        })?;
         listing.add_page(request, era, page.tools);
         match page.next_cursor {
             Some(next) if !next.is_empty() => cursor = Some(next),
@@ -288,7 +296,12 @@ async fn list_all(
 }
 
 /// Builds the bindings of the named tools, in order, or names every missing one.
-fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, DiscoverError> {
+fn select(
+    target: &Target,
+    request: &Request,
+    era: Era,
+    listing: Listing,
+) -> Result<Discovered, DiscoverError> {
     let mut warnings = listing.warnings();
     let missing: Vec<&str> = request
         .tools
@@ -303,6 +316,7 @@ fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, D
             .iter()
             .map(|m| {
                 if let Some((_, why)) = listing.hidden.iter().find(|(n, _)| n == m) {
+                    let why = cut(why, FRAGMENT_LIMIT);
                     return format!("{m:?} (not offered: invalid x-mcp-header annotation: {why})");
                 }
                 let close = text::close_matches(m, names.clone());
@@ -318,10 +332,8 @@ fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, D
         } else {
             ""
         };
-        return fail(format!(
-            "the server has no tool named {}{empty}",
-            lines.join(", ")
-        ));
+        let message = format!("the server has no tool named {}{empty}", lines.join(", "));
+        return fail(target.redact(&message));
     }
     let mut bindings: Vec<DiscoveredBinding> = Vec::with_capacity(request.tools.len());
     for tool in listing.found.iter().flatten() {
@@ -330,16 +342,24 @@ fn select(request: &Request, era: Era, listing: Listing) -> Result<Discovered, D
         if name != tool.name {
             warnings.push(format!(
                 "tool {:?} is bound as {name:?}: binding names are 1 to 64 of A-Z a-z 0-9 _ -",
-                tool.name
+                cut(&tool.name, FRAGMENT_LIMIT)
             ));
             binding.name = name;
         }
+        output::scrub(target, &mut binding);
         bindings.push(binding);
     }
+    let json = output::render(&bindings)?;
+    output::check_loads(target, &bindings, &json)?;
+    let warnings = warnings
+        .iter()
+        .map(|w| failure::safe(target, w, MESSAGE_LIMIT))
+        .collect();
     Ok(Discovered {
         bindings,
         warnings,
         era,
+        json,
     })
 }
 
@@ -386,7 +406,7 @@ fn unique_name(name: &str, taken: &[DiscoveredBinding]) -> String {
 fn quote_list(names: &[&str]) -> String {
     names
         .iter()
-        .map(|n| format!("{n:?}"))
+        .map(|n| format!("{:?}", cut(n, FRAGMENT_LIMIT)))
         .collect::<Vec<_>>()
         .join(" or ")
 }
@@ -407,31 +427,43 @@ fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
 }
 
 /// A discovery failure from a step error, naming the step: what went wrong, never a token.
-fn describe(step: &str, e: StepError) -> DiscoverError {
+fn describe(target: &Target, step: &str, e: StepError) -> DiscoverError {
     use brain_mcp_transport::ErrorKind;
+    let safe = |m: &str| failure::safe(target, m, MESSAGE_LIMIT);
     DiscoverError(match e {
         StepError::Transport(e) => match e.kind() {
             ErrorKind::Connect
             | ErrorKind::Tls
             | ErrorKind::InvalidRequest
             | ErrorKind::Redirect => {
-                format!("{step}: could not reach the server: {e}")
+                format!(
+                    "{step}: could not reach the server: {}",
+                    safe(&e.to_string())
+                )
             }
-            ErrorKind::Status { .. } => format!("{step}: the server failed: {e}"),
-            _ => format!("{step}: the exchange with the server failed: {e}"),
+            ErrorKind::Status { .. } => {
+                format!("{step}: the server failed: {}", safe(&e.to_string()))
+            }
+            _ => format!(
+                "{step}: the exchange with the server failed: {}",
+                safe(&e.to_string())
+            ),
         },
-        StepError::Rpc { code, message, .. } => {
-            format!(
-                "{step}: the server answered with error {}: {message}",
-                code.0
-            )
-        }
+        StepError::Rpc {
+            code,
+            message,
+            data,
+        } => format!(
+            "{step}: the server answered with {}",
+            failure::rpc_text(target, code, &message, data.as_deref())
+        ),
         StepError::Protocol(m)
         | StepError::UserInput(m)
         | StepError::Unsupported(m)
-        | StepError::Refused(m) => format!("{step}: {m}"),
+        | StepError::Refused(m) => format!("{step}: {}", safe(&m)),
     })
 }
 
+mod output;
 #[cfg(test)]
 mod tests;

@@ -1,13 +1,18 @@
-//! Mapping what went wrong to Brain's failure kinds and `unknown_outcome`.
+//! Mapping what went wrong to Brain's failure kinds and `unknown_outcome`, and to messages
+//! that are safe to hand on: the token removed first, then each of the server's strings
+//! cut to [`FRAGMENT_LIMIT`] bytes (in that order, so a cut never leaves part of a token).
 
-use brain_mcp_transport::{Delivery, ErrorKind as Wire, TransportError};
+use brain_mcp_proto::jsonrpc::ErrorCode;
+use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
+use brain_mcp_transport::{Delivery, ErrorKind as Wire, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
 
+use crate::client::Target;
 use crate::exchange::StepError;
 
 /// A failure before `tools/call` was sent: probing the era or opening the session.
 /// `unknown_outcome` is false: the tool was never invoked.
-pub(crate) fn before_call(error: StepError) -> ToolFailure {
+pub(crate) fn before_call(target: &Target, error: StepError) -> ToolFailure {
     match error {
         StepError::Transport(e) => {
             let kind = if reached_server(&e) {
@@ -15,18 +20,24 @@ pub(crate) fn before_call(error: StepError) -> ToolFailure {
             } else {
                 ErrorKind::ConnectFailed
             };
-            ToolFailure::before_send(kind, e.to_string())
+            ToolFailure::before_send(kind, safe(target, &e.to_string(), MESSAGE_LIMIT))
         }
-        StepError::Rpc { code, message, .. } => ToolFailure::before_send(
+        StepError::Rpc {
+            code,
+            message,
+            data,
+        } => ToolFailure::before_send(
             ErrorKind::HandshakeFailed,
             format!(
-                "the server refused the handshake: error {}: {message}",
-                code.0
+                "the server refused the handshake: {}",
+                rpc_text(target, code, &message, data.as_deref())
             ),
         ),
-        StepError::Refused(m) => ToolFailure::before_send(ErrorKind::ConnectFailed, m),
+        StepError::Refused(m) => {
+            ToolFailure::before_send(ErrorKind::ConnectFailed, safe(target, &m, MESSAGE_LIMIT))
+        }
         StepError::Protocol(m) | StepError::UserInput(m) | StepError::Unsupported(m) => {
-            ToolFailure::before_send(ErrorKind::HandshakeFailed, m)
+            ToolFailure::before_send(ErrorKind::HandshakeFailed, safe(target, &m, MESSAGE_LIMIT))
         }
     }
 }
@@ -42,11 +53,12 @@ fn reached_server(e: &TransportError) -> bool {
 
 /// A failure once `tools/call` may have been sent. `unknown_outcome` is true unless the
 /// transport is certain the request never left.
-pub(crate) fn during_call(error: StepError) -> ToolFailure {
+pub(crate) fn during_call(target: &Target, error: StepError) -> ToolFailure {
     match error {
         StepError::Transport(e) => {
+            let message = safe(target, &e.to_string(), MESSAGE_LIMIT);
             if e.delivery() == Delivery::NotSent {
-                return ToolFailure::before_send(ErrorKind::ConnectFailed, e.to_string());
+                return ToolFailure::before_send(ErrorKind::ConnectFailed, message);
             }
             // A refusal of our credentials comes before the server looks at the call: the
             // tool did not run (a token revoked after the era was learned, for example).
@@ -55,7 +67,9 @@ pub(crate) fn during_call(error: StepError) -> ToolFailure {
             {
                 return ToolFailure::before_send(
                     ErrorKind::ConnectFailed,
-                    format!("the server refused the credentials, so the tool did not run: {e}"),
+                    format!(
+                        "the server refused the credentials, so the tool did not run: {message}"
+                    ),
                 );
             }
             let kind = match e.kind() {
@@ -66,16 +80,53 @@ pub(crate) fn during_call(error: StepError) -> ToolFailure {
                 }
                 _ => ErrorKind::ProtocolError,
             };
-            ToolFailure::after_send(kind, e.to_string())
+            ToolFailure::after_send(kind, message)
         }
-        StepError::Rpc { code, message, .. } => ToolFailure::after_send(
+        StepError::Rpc {
+            code,
+            message,
+            data,
+        } => ToolFailure::after_send(
             ErrorKind::RpcError,
-            format!("the server answered with error {}: {message}", code.0),
+            format!(
+                "the server answered with {}",
+                rpc_text(target, code, &message, data.as_deref())
+            ),
         ),
         StepError::Protocol(m) | StepError::Refused(m) => {
-            ToolFailure::after_send(ErrorKind::ProtocolError, m)
+            ToolFailure::after_send(ErrorKind::ProtocolError, safe(target, &m, MESSAGE_LIMIT))
         }
-        StepError::UserInput(m) => ToolFailure::after_send(ErrorKind::UserInputRequired, m),
-        StepError::Unsupported(m) => ToolFailure::after_send(ErrorKind::UnsupportedContent, m),
+        StepError::UserInput(m) => ToolFailure::after_send(
+            ErrorKind::UserInputRequired,
+            safe(target, &m, MESSAGE_LIMIT),
+        ),
+        StepError::Unsupported(m) => ToolFailure::after_send(
+            ErrorKind::UnsupportedContent,
+            safe(target, &m, MESSAGE_LIMIT),
+        ),
     }
+}
+
+/// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the
+/// server's strings redacted and cut to [`FRAGMENT_LIMIT`] bytes.
+pub(crate) fn rpc_text(
+    target: &Target,
+    code: ErrorCode,
+    message: &str,
+    data: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "error {}: {}",
+        code.0,
+        safe(target, message, FRAGMENT_LIMIT)
+    );
+    if let Some(data) = data.filter(|d| *d != "null") {
+        text.push_str(&format!(" (data: {})", safe(target, data, FRAGMENT_LIMIT)));
+    }
+    text
+}
+
+/// `text` without the token, then cut to `max` bytes.
+pub(crate) fn safe(target: &Target, text: &str, max: usize) -> String {
+    cut(&target.redact(text), max).into_owned()
 }

@@ -19,6 +19,7 @@ mod exchange;
 mod failure;
 pub mod flags;
 mod probe;
+mod redact;
 mod session;
 pub mod text;
 

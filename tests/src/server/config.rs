@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::hook::{Hook, RawReply, Seen};
+
 /// Which MCP protocol era the server speaks.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub enum Era {
@@ -53,6 +55,8 @@ pub struct ServerConfig {
     /// When set, every request must carry `Authorization: Bearer <token>` or gets HTTP 401.
     /// Redacted in `Debug`.
     pub require_token: Option<String>,
+    /// Sees every request first and may answer it with raw bytes (a hostile server).
+    pub hook: Option<Hook>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -71,6 +75,7 @@ impl fmt::Debug for ServerConfig {
                 "require_token",
                 &self.require_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("hook", &self.hook)
             .finish()
     }
 }
@@ -88,6 +93,7 @@ impl Default for ServerConfig {
             close_idle_after: None,
             sse_priming: false,
             require_token: None,
+            hook: None,
         }
     }
 }
@@ -99,6 +105,16 @@ impl ServerConfig {
             era,
             ..Self::default()
         }
+    }
+
+    /// Installs `hook`, which may answer any request itself (see [`Hook`]).
+    #[must_use]
+    pub fn hook(
+        mut self,
+        hook: impl Fn(&Seen<'_>) -> Option<RawReply> + Send + Sync + 'static,
+    ) -> Self {
+        self.hook = Some(Hook::new(hook));
+        self
     }
 
     /// Sets the reply framing.

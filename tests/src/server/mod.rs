@@ -38,6 +38,7 @@ mod config;
 mod conn;
 mod faults;
 mod handshake;
+mod hook;
 mod router;
 mod rpc;
 mod sse;
@@ -54,6 +55,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 pub use config::{Era, Reply, ServerConfig};
+pub use hook::{Hook, RawReply, Seen};
 pub use stats::{Received, Stats};
 
 use state::Shared;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::body::Body;
 use super::config::Era;
+use super::hook::Seen;
 use super::rpc;
 use super::state::Shared;
 use super::stats::Received;
@@ -27,7 +28,13 @@ pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a s
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-fn record(shared: &Shared, method: &Method, headers: &HeaderMap, body: &Value) -> usize {
+fn record(
+    shared: &Shared,
+    method: &Method,
+    headers: &HeaderMap,
+    body: &Value,
+    raw: &[u8],
+) -> usize {
     let h = |name: &str| header_str(headers, name).map(str::to_owned);
     shared.stats.received(Received {
         http_method: method.as_str().to_owned(),
@@ -37,6 +44,7 @@ fn record(shared: &Shared, method: &Method, headers: &HeaderMap, body: &Value) -
             .map(str::to_owned),
         id: body.get("id").cloned(),
         body: body.clone(),
+        raw_body: String::from_utf8_lossy(raw).into_owned(),
         session_id: h("mcp-session-id"),
         protocol_version: h("mcp-protocol-version"),
         mcp_method: h("mcp-method"),
@@ -100,6 +108,7 @@ pub(crate) async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Respo
         &parts.method,
         &parts.headers,
         parsed.as_ref().unwrap_or(&Value::Null),
+        &bytes,
     );
     let resp = answer(&shared, &parts, parsed).await;
     shared.stats.answered(index, resp.status().as_u16());
@@ -111,6 +120,16 @@ async fn answer(
     parts: &http::request::Parts,
     parsed: Option<Value>,
 ) -> Response<Body> {
+    if let Some(hook) = &shared.config.hook {
+        let seen = Seen {
+            http_method: parts.method.as_str(),
+            headers: &parts.headers,
+            body: parsed.as_ref().unwrap_or(&Value::Null),
+        };
+        if let Some(reply) = hook.answer(&seen) {
+            return reply.into_response();
+        }
+    }
     if let Some(token) = &shared.config.require_token {
         let expected = format!("Bearer {token}");
         if header_str(&parts.headers, "authorization") != Some(expected.as_str()) {

@@ -17,6 +17,8 @@ pub struct Received {
     pub id: Option<Value>,
     /// The parsed body; `Null` when there was none or it was not JSON.
     pub body: Value,
+    /// The body as received, when it was UTF-8 (to check exact bytes, such as numbers).
+    pub raw_body: String,
     /// `Mcp-Session-Id` header.
     pub session_id: Option<String>,
     /// `MCP-Protocol-Version` header.

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use brain_mcp_proto::text::{json_safe, repair_lone_surrogates, terminal_safe};
 use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, run_call};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -64,7 +65,11 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
             return EXIT_OK;
         }
         Err(message) => {
-            let _ = writeln!(err, "mcp-call: {message}");
+            // Config errors come one per line (our own line breaks); each line is escaped.
+            for (i, line) in message.lines().enumerate() {
+                let prefix = if i == 0 { "mcp-call: " } else { "" };
+                let _ = writeln!(err, "{prefix}{}", terminal_safe(line));
+            }
             return EXIT_USAGE;
         }
     };
@@ -115,7 +120,11 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
     }
     let arguments: Value = match flags.get("args") {
         Some(json) => {
-            serde_json::from_str(json).map_err(|e| format!("-args is not valid JSON: {e}"))?
+            // A lone surrogate escape (text cut inside an emoji) becomes U+FFFD rather
+            // than refusing the arguments.
+            let repaired = repair_lone_surrogates(json);
+            serde_json::from_str(repaired.as_deref().unwrap_or(json))
+                .map_err(|e| format!("-args is not valid JSON: {e}"))?
         }
         None => Value::Object(serde_json::Map::new()),
     };
@@ -157,7 +166,8 @@ async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Wri
     interrupt.abort();
     let failed = result.is_error;
     if let Some(error) = &result.error {
-        let _ = writeln!(err, "mcp-call: {}: {}", error.kind.as_str(), error.message);
+        let line = format!("{}: {}", error.kind.as_str(), error.message);
+        let _ = writeln!(err, "mcp-call: {}", terminal_safe(&line));
     }
     print_event(&out, &ToolEvent::Result(result));
     if !client.flush(FLUSH_WITHIN).await {
@@ -174,7 +184,7 @@ fn print_event(out: &Mutex<&mut (dyn Write + Send)>, event: &ToolEvent) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Ok(line) = serde_json::to_string(event) {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", json_safe(&line));
         let _ = out.flush();
     }
 }

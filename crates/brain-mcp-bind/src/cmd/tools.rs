@@ -4,6 +4,9 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use brain_mcp_proto::text::{json_safe, terminal_safe};
+use brain_tools_core::EndpointUrl;
+
 use crate::McpClient;
 use crate::discover::{self, DEFAULT_DEADLINE, Request};
 use crate::flags::{self, FlagSpec, Parsed};
@@ -52,12 +55,12 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_OK;
         }
         Err(message) => {
-            let _ = writeln!(err, "mcp-tools: {message}");
+            let _ = writeln!(err, "mcp-tools: {}", terminal_safe(&message));
             return EXIT_USAGE;
         }
     };
     if let Err(e) = discover::check(&request) {
-        let _ = writeln!(err, "mcp-tools: {e}");
+        let _ = writeln!(err, "mcp-tools: {}", terminal_safe(&e.to_string()));
         return EXIT_FAILED;
     }
     let runtime = match super::runtime() {
@@ -80,21 +83,13 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         match outcome {
             Ok(found) => {
                 for warning in &found.warnings {
-                    let _ = writeln!(err, "mcp-tools: {warning}");
+                    let _ = writeln!(err, "mcp-tools: {}", terminal_safe(warning));
                 }
-                match serde_json::to_string_pretty(&found.bindings) {
-                    Ok(json) => {
-                        let _ = writeln!(out, "{json}");
-                        EXIT_OK
-                    }
-                    Err(e) => {
-                        let _ = writeln!(err, "mcp-tools: could not print the bindings: {e}");
-                        EXIT_FAILED
-                    }
-                }
+                let _ = writeln!(out, "{}", json_safe(&found.json));
+                EXIT_OK
             }
             Err(e) => {
-                let _ = writeln!(err, "mcp-tools: {e}");
+                let _ = writeln!(err, "mcp-tools: {}", terminal_safe(&e.to_string()));
                 EXIT_FAILED
             }
         }
@@ -107,6 +102,8 @@ fn prepare(args: &[String]) -> Result<Option<Request>, String> {
         Parsed::Run(flags) => flags,
     };
     let url = flags.require("url").map_err(|e| e.to_string())?.to_owned();
+    // The rule the host config applies, checked before anything is sent.
+    EndpointUrl::parse(&url).map_err(|reason| format!("-url: the URL {reason}"))?;
     let tenant = flags
         .require("tenant")
         .map_err(|e| e.to_string())?

@@ -44,7 +44,10 @@ fn checks_before_sending() {
     );
     let mut bad_url = request(&["a"]);
     bad_url.url = "mailto:x".into();
-    assert!(check(&bad_url).expect_err("url").0.contains("invalid URL"));
+    assert_eq!(
+        check(&bad_url).expect_err("url").0,
+        "the URL must be an http or https URL"
+    );
     let mut unset = request(&["a"]);
     unset.token_env = Some("BRAIN_TEST_SURELY_UNSET_VARIABLE".into());
     assert!(
@@ -70,7 +73,7 @@ fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Listing {
 
 fn pick(names: &[&str], era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
     let request = request(names);
-    select(&request, era, listed(&request, era, tools))
+    select(&target(), &request, era, listed(&request, era, tools))
 }
 
 #[test]
@@ -105,15 +108,16 @@ fn selects_in_order_and_names_missing_tools() {
 fn pages_add_up() {
     let request = request(&["b", "a"]);
     let mut listing = Listing::new(&request);
-    listing.add_page(&request, Era::Handshake, vec![tool("a", "{}")]);
+    let object = r#"{"type":"object"}"#;
+    listing.add_page(&request, Era::Handshake, vec![tool("a", object)]);
     listing.add_page(
         &request,
         Era::Handshake,
-        vec![tool("x", "{}"), tool("b", "{}")],
+        vec![tool("x", object), tool("b", object)],
     );
     assert_eq!(listing.total, 3);
     assert_eq!(listing.names, ["a", "x", "b"]);
-    let found = select(&request, Era::Handshake, listing).expect("both found");
+    let found = select(&target(), &request, Era::Handshake, listing).expect("both found");
     let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["b", "a"]);
 }
@@ -131,11 +135,52 @@ fn invalid_param_headers_hide_tools_in_the_stateless_era_only() {
     let ok = pick(
         &["u"],
         Era::Stateless(v),
-        vec![tool("t", bad), tool("u", "{}")],
+        vec![tool("t", bad), tool("u", r#"{"type":"object"}"#)],
     )
     .expect("u kept");
     assert_eq!(ok.warnings.len(), 1, "{:?}", ok.warnings);
     assert!(ok.warnings[0].starts_with("tool \"t\" is not offered"));
     let ok = pick(&["t"], Era::Handshake, vec![tool("t", bad)]).expect("kept");
     assert!(ok.warnings.is_empty());
+}
+
+fn target() -> Target {
+    Target::new("http://127.0.0.1:9/mcp", None).expect("a valid URL")
+}
+
+#[test]
+fn bindings_that_would_not_load_fail_discovery_naming_each_tool() {
+    let err = pick(
+        &["ok", "no_type", "remote"],
+        Era::Handshake,
+        vec![
+            tool("ok", r#"{"type":"object"}"#),
+            tool("no_type", r#"{"properties":{}}"#),
+            tool(
+                "remote",
+                r#"{"type":"object","$ref":"https://example.com/s.json"}"#,
+            ),
+        ],
+    )
+    .expect_err("two do not load");
+    assert!(
+        err.0
+            .contains("tool \"no_type\": input_schema: must have \"type\": \"object\""),
+        "{err}"
+    );
+    assert!(
+        err.0
+            .contains("tool \"remote\": input_schema: is not a valid JSON Schema"),
+        "{err}"
+    );
+    assert!(!err.0.contains("tool \"ok\""), "{err}");
+    assert!(!err.0.contains('\n'), "one line: {err}");
+    let found = pick(
+        &["ok"],
+        Era::Handshake,
+        vec![tool("ok", r#"{"type":"object"}"#)],
+    )
+    .expect("loads");
+    let config = brain_tools_core::HostConfig::load(&format!("{{\"tools\": {}}}", found.json));
+    assert!(config.is_ok(), "{config:?}");
 }

@@ -1,0 +1,109 @@
+//! What `mcp-tools` prints: the bindings as JSON, with the token removed from what the
+//! server wrote, and checked with the host's own config loader before anything is printed.
+
+use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
+use brain_tools_core::HostConfig;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{DiscoverError, DiscoveredBinding};
+use crate::client::Target;
+use crate::redact;
+
+/// The bindings as printed: a pretty JSON array.
+pub(crate) fn render(bindings: &[DiscoveredBinding]) -> Result<String, DiscoverError> {
+    serde_json::to_string_pretty(bindings)
+        .map_err(|e| DiscoverError(format!("could not print the bindings: {e}")))
+}
+
+/// Removes the token from everything the server wrote into `binding`: the description
+/// and both schemas (a schema is re-written only if it held the token).
+pub(crate) fn scrub(target: &Target, binding: &mut DiscoveredBinding) {
+    if target.bearer.is_none() {
+        return;
+    }
+    if let std::borrow::Cow::Owned(clean) = target.redact(&binding.description) {
+        binding.description = clean;
+    }
+    scrub_raw(target, &mut binding.input_schema);
+    if let Some(schema) = &mut binding.output_schema {
+        scrub_raw(target, schema);
+    }
+}
+
+fn scrub_raw(target: &Target, raw: &mut Box<RawValue>) {
+    // Escapes (`\u0041`) could hide the token from a search of the text: look at the
+    // decoded strings instead, and re-write the schema only when one of them changes.
+    let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
+        return;
+    };
+    let before = value.clone();
+    redact::value_in_place(target, &mut value);
+    if value != before
+        && let Ok(clean) = serde_json::value::to_raw_value(&value)
+    {
+        *raw = clean;
+    }
+}
+
+/// Loads `{"tools": <rendered>}` exactly as a host would; every binding that would make
+/// the config fail is named with its reasons.
+pub(crate) fn check_loads(
+    target: &Target,
+    bindings: &[DiscoveredBinding],
+    rendered: &str,
+) -> Result<(), DiscoverError> {
+    let document = format!("{{\"tools\": {rendered}}}");
+    let Err(errors) = HostConfig::load(&document) else {
+        return Ok(());
+    };
+    let mut lines = Vec::new();
+    for error in errors.errors() {
+        let (index, rest) = split_index(&error.path);
+        let tool = index.and_then(|i| bindings.get(i)).map_or_else(
+            || "?".to_owned(),
+            |b| format!("{:?}", cut(&b.mcp_tool, FRAGMENT_LIMIT)),
+        );
+        let reason = crate::failure::safe(target, &error.reason, FRAGMENT_LIMIT);
+        lines.push(format!("tool {tool}: {rest}: {reason}"));
+    }
+    Err(DiscoverError(format!(
+        "the server's definition of {} would not load as a Brain binding: {}",
+        if lines.len() == 1 {
+            "a tool"
+        } else {
+            "some tools"
+        },
+        lines.join("; ")
+    )))
+}
+
+/// `tools[3].input_schema.type` -> `(Some(3), "input_schema.type")`.
+fn split_index(path: &str) -> (Option<usize>, &str) {
+    let Some(rest) = path.strip_prefix("tools[") else {
+        return (None, path);
+    };
+    let Some((index, rest)) = rest.split_once(']') else {
+        return (None, path);
+    };
+    let rest = rest.strip_prefix('.').unwrap_or(rest);
+    (
+        index.parse().ok(),
+        if rest.is_empty() { "(binding)" } else { rest },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_into_binding_and_field() {
+        assert_eq!(
+            split_index("tools[3].input_schema.type"),
+            (Some(3), "input_schema.type")
+        );
+        assert_eq!(split_index("tools[0]"), (Some(0), "(binding)"));
+        assert_eq!(split_index("$"), (None, "$"));
+    }
+}
