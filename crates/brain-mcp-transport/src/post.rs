@@ -259,10 +259,13 @@ impl HttpClient {
             Some(bytes) if is_json => rpc::error_of(&bytes),
             _ => None,
         };
-        let detail = match &rpc {
+        let mut detail = match &rpc {
             Some((code, message)) => format!(" (JSON-RPC error {}: {message})", code.0),
             None => String::new(),
         };
+        if let Some(challenge) = &www_authenticate {
+            detail.push_str(&format!("; WWW-Authenticate: {challenge}"));
+        }
         TransportError::new(
             ErrorKind::Status {
                 status,

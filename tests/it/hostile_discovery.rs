@@ -1,0 +1,88 @@
+//! `mcp-tools` against a server whose tool definitions would not load as Brain bindings:
+//! it fails naming each such tool and why, and whenever it exits 0 its output loads as the
+//! `tools` of a host config unchanged.
+
+use brain_mcp_bind::cmd::{EXIT_FAILED, EXIT_OK};
+use brain_tests::server::{Era, RawReply};
+use brain_tools_core::HostConfig;
+
+use crate::call_support::TENANT;
+use crate::discover_support::mcp_tools;
+use crate::hostile_support::hostile;
+
+/// (remote name, raw tool definition after the name, what the refusal says)
+fn hostile_tools() -> Vec<(String, String, &'static str)> {
+    let long = "t".repeat(300);
+    vec![
+        ("no_type".into(), r#""inputSchema":{"properties":{"a":{"type":"string"}}}"#.into(), "must have \"type\": \"object\""),
+        ("dup_key".into(), r#""inputSchema":{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"number"}}}"#.into(), "duplicate field"),
+        ("remote_ref".into(), r#""inputSchema":{"type":"object","$ref":"https://example.com/schema.json"}"#.into(), "is not a valid JSON Schema"),
+        ("bad_pattern".into(), r#""inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"(unclosed"}}}"#.into(), "is not a valid JSON Schema"),
+        ("bad_output".into(), r#""inputSchema":{"type":"object"},"outputSchema":{"type":12}"#.into(), "output_schema"),
+        (long, r#""inputSchema":{"type":"object"}"#.into(), "mcp_tool: must be at most 256 characters"),
+    ]
+}
+
+fn server(era: Era) -> brain_tests::server::TestServer {
+    hostile(era, move |seen| {
+        (seen.method() == Some("tools/list")).then(|| {
+            let mut tools: Vec<String> = hostile_tools()
+                .into_iter()
+                .map(|(name, rest, _)| format!(r#"{{"name":"{name}",{rest}}}"#))
+                .collect();
+            tools.push(r#"{"name":"fine","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}"#.into());
+            let list = format!(
+                r#"{{"tools":[{}],"resultType":"complete","ttlMs":0,"cacheScope":"public"}}"#,
+                tools.join(",")
+            );
+            RawReply::result(&seen.id_json(), &list)
+        })
+    })
+}
+
+#[test]
+fn each_tool_that_would_not_load_is_named_with_its_reason() {
+    for era in [Era::Handshake, Era::Stateless] {
+        let server = server(era);
+        let url = server.url();
+        for (name, _, why) in hostile_tools() {
+            let list = format!("fine,{name}");
+            let r = mcp_tools(&["-url", &url, "-tenant", TENANT, "-tools", &list]);
+            let what = format!("{era:?} {}", &name[..name.len().min(20)]);
+            assert_eq!(r.code, EXIT_FAILED, "{what}: {r:?}");
+            assert!(r.stdout.is_empty(), "{what}: nothing is printed");
+            assert_eq!(r.stderr.lines().count(), 1, "{what}: {r:?}");
+            let shown = &name[..name.len().min(200)];
+            assert!(
+                r.stderr.contains(&format!("tool \"{shown}")),
+                "{what}: {r:?}"
+            );
+            assert!(r.stderr.contains(why), "{what}: {r:?}");
+            assert!(!r.stderr.contains("tool \"fine\""), "{what}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn what_is_printed_loads_unchanged_even_with_numbers_beyond_f64() {
+    for era in [Era::Handshake, Era::Stateless] {
+        let server = server(era);
+        let r = mcp_tools(&["-url", &server.url(), "-tenant", TENANT, "-tools", "fine"]);
+        assert_eq!(r.code, EXIT_OK, "{r:?}");
+        assert!(
+            r.stdout.contains("\"maximum\":1e+400") || r.stdout.contains("\"maximum\":1e400"),
+            "{}",
+            r.stdout
+        );
+        let config = HostConfig::load(&format!("{{\"tools\": {}}}", r.stdout));
+        let config = config.expect("the printed bindings load unchanged");
+        let binding = config.get("fine").expect("the binding");
+        let big: serde_json::Value = serde_json::from_str(r#"{"n":1e401}"#).expect("json");
+        assert!(
+            binding.validate_arguments(&big).is_err(),
+            "1e401 is over 1e400"
+        );
+        let small: serde_json::Value = serde_json::from_str(r#"{"n":1e399}"#).expect("json");
+        assert!(binding.validate_arguments(&small).is_ok());
+    }
+}
