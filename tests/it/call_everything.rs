@@ -2,7 +2,7 @@
 
 use base64::Engine as _;
 use brain_mcp_bind::Era;
-use brain_mcp_bind::discover::{self, DEFAULT_DEADLINE, Request};
+use brain_mcp_bind::discover::{self, Request};
 use brain_tests::peers::{Peer, PeerKind};
 use serde_json::{Value, json};
 
@@ -179,23 +179,24 @@ async fn tools_needing_client_capabilities_are_not_listed() {
         "trigger-sampling-request",
         "get-roots-list",
     ];
-    let request = Request {
-        url: peer.url(),
-        token_env: None,
-        tenant: TENANT.to_owned(),
-        tools: hidden.iter().map(|t| (*t).to_owned()).collect(),
-        deadline: DEFAULT_DEADLINE,
-    };
+    let request = Request::new(
+        peer.url(),
+        TENANT,
+        hidden.iter().map(|t| (*t).to_owned()).collect(),
+    );
     let err = discover::discover(&h.client, &request)
         .await
         .expect_err("the capability-gated tools are not offered to us");
     for name in hidden {
         assert!(
-            err.0.contains(&format!("{name:?}")),
+            err.to_string().contains(&format!("{name:?}")),
             "{name} not named: {err}"
         );
     }
-    assert!(err.0.starts_with("the server has no tool named"), "{err}");
+    assert!(
+        err.to_string().starts_with("the server has no tool named"),
+        "{err}"
+    );
     // The ordinary tools are there on the same server.
     discovered(&h, &peer.url(), &["echo", "get-env"]).await;
     h.flush().await;

@@ -51,8 +51,15 @@ async fn echo_add_progress_and_fail(h: &Harness, url: &str) {
     );
 
     let out = call(h, &get("progress"), "r-progress", json!({"steps": 4})).await;
+    // rmcp writes progress as floats (`1.0`); Brain passes numbers on as written.
+    let number = |text: &str| serde_json::from_str::<Value>(text).expect("a number");
     let expected: Vec<Value> = (1..=4)
-        .map(|i| progress("r-progress", i, Some(4), Some(&format!("step {i} of 4"))))
+        .map(|i| {
+            let mut event = progress("r-progress", i, None, Some(&format!("step {i} of 4")));
+            event["progress"] = number(&format!("{i}.0"));
+            event["total"] = number("4.0");
+            event
+        })
         .collect();
     assert_eq!(out.progress, expected);
     let text = json!([{"type": "text", "text": "done after 4 steps"}]);

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use brain_mcp_bind::discover::{self, DEFAULT_DEADLINE, Request};
+use brain_mcp_bind::discover::{self, Request};
 use brain_mcp_bind::{McpClient, McpExecutor};
 use brain_tools_core::{
     Binding, HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent, ToolResultEvent, run_call,
@@ -69,13 +69,7 @@ pub(crate) fn binding(spec: Value) -> Arc<Binding> {
 
 /// Bindings for `tools` as discovery prints them (real schemas), loaded as a host config.
 pub(crate) async fn discovered(h: &Harness, url: &str, tools: &[&str]) -> HostConfig {
-    let request = Request {
-        url: url.to_owned(),
-        token_env: None,
-        tenant: TENANT.to_owned(),
-        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
-        deadline: DEFAULT_DEADLINE,
-    };
+    let request = Request::new(url, TENANT, tools.iter().map(|t| (*t).to_owned()).collect());
     let found = discover::discover(&h.client, &request)
         .await
         .expect("discovery of the named tools");

@@ -2,7 +2,7 @@
 //! servers' own tool lists (captured in the proto fixtures, schemas byte for byte), and the
 //! output loads as a host config and drives a call.
 
-use brain_mcp_bind::discover::{self, DEFAULT_DEADLINE, Request};
+use brain_mcp_bind::discover::{self, Request};
 use brain_mcp_bind::{Era, McpClient, McpExecutor};
 use brain_tests::peers::{Peer, PeerKind};
 use brain_tools_core::{HostConfig, NoProgress, ToolCall, ToolResultEvent, run_call};
@@ -54,13 +54,11 @@ async fn python_server_bindings_match_its_paged_list_in_the_handshake_era() {
     listed.reverse();
     let client = McpClient::new().expect("client");
     client.set_era(&peer.url(), Era::Handshake);
-    let request = Request {
-        url: peer.url(),
-        token_env: None,
-        tenant: TENANT.to_owned(),
-        tools: listed.iter().map(|t| t.name.clone()).collect(),
-        deadline: DEFAULT_DEADLINE,
-    };
+    let request = Request::new(
+        peer.url(),
+        TENANT,
+        listed.iter().map(|t| t.name.clone()).collect(),
+    );
     let found = discover::discover(&client, &request)
         .await
         .expect("discovery works");

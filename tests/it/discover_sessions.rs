@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use brain_mcp_bind::discover::{self, DEFAULT_DEADLINE, Request};
+use brain_mcp_bind::discover::{self, Request};
 use brain_mcp_bind::{Era as ClientEra, McpClient};
 use brain_tests::server::{DEMO_TOOLS, Era, FAULT_TOOLS, ServerConfig, Stats, TestServer};
 
@@ -12,13 +12,7 @@ use crate::discover_support::{Behaviour, TENANT, TinyServer};
 const SETTLE: Duration = Duration::from_secs(20);
 
 fn request(url: &str, tools: &[&str]) -> Request {
-    Request {
-        url: url.to_owned(),
-        token_env: None,
-        tenant: TENANT.to_owned(),
-        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
-        deadline: DEFAULT_DEADLINE,
-    }
+    Request::new(url, TENANT, tools.iter().map(|t| (*t).to_owned()).collect())
 }
 
 fn paged(era: Era, size: usize) -> TestServer {
@@ -163,4 +157,64 @@ async fn a_version_refusal_makes_the_client_forget_the_era() {
     );
     assert_eq!(client.era(&tiny.url()), None, "the stale era is forgotten");
     assert_eq!(tiny.count("server/discover"), 1);
+}
+
+/// The 2026 era's usual answer to a stale version is HTTP 400 with -32022: read like the
+/// same error in a 200, it makes discovery forget the cached era too.
+#[tokio::test]
+async fn a_version_refusal_with_http_400_also_makes_the_client_forget_the_era() {
+    let server = crate::hostile_support::hostile(Era::Stateless, |seen| {
+        (seen.method() == Some("tools/list")).then(|| {
+            brain_tests::server::RawReply::rpc_error(
+                400,
+                &seen.id_json(),
+                -32022,
+                "Unsupported protocol version",
+                Some(r#"{"supported":["2026-07-28"],"requested":"2026-07-28"}"#),
+            )
+        })
+    });
+    let client = McpClient::new().expect("client");
+    let err = discover::discover(&client, &request(&server.url(), &["echo"]))
+        .await
+        .expect_err("tools/list is refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("tools/list (page 1): the server answered with error -32022: Unsupported protocol version (HTTP 400) (data: {"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"supported\":[\"2026-07-28\"]"),
+        "data is kept: {text}"
+    );
+    assert_eq!(
+        client.era(&server.url()),
+        None,
+        "the stale era is forgotten"
+    );
+}
+
+/// A 2026 server may not send requests on a reply stream: one during a listing ends
+/// discovery at once, as it ends a call, instead of running into the deadline.
+#[tokio::test]
+async fn a_server_request_during_a_2026_listing_fails_at_once() {
+    let server = crate::hostile_support::hostile(Era::Stateless, |seen| {
+        (seen.method() == Some("tools/list")).then(|| {
+            // The request, then the stream stays open with no answer.
+            brain_tests::server::RawReply::sse(r#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#)
+        })
+    });
+    let client = McpClient::new().expect("client");
+    let started = std::time::Instant::now();
+    let err = discover::discover(&client, &request(&server.url(), &["echo"]))
+        .await
+        .expect_err("the listing breaks the protocol");
+    assert!(
+        err.to_string().contains("where servers send no requests"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not the deadline"
+    );
 }

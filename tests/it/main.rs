@@ -20,6 +20,7 @@ mod hostile_discovery;
 mod hostile_programs;
 mod hostile_secrets;
 mod hostile_support;
+mod responder;
 mod server_demo;
 mod server_faults;
 mod server_handshake;

@@ -1,5 +1,5 @@
 //! `cargo xtask conformance [FILTER]...`: runs the official MCP conformance suite's
-//! client scenarios against Brain's conformance client (`tests/src/bin/conformance_client.rs`).
+//! client scenarios against Brain's conformance runner (`tests/conformance/runner`).
 //!
 //! Installs Node 22 and both pinned suite versions under `target/conformance` from the
 //! lockfiles in `tests/conformance/`, builds the client, runs every non-OAuth,
@@ -162,7 +162,7 @@ fn build_client(root: &Path) -> Result<PathBuf, String> {
             "build",
             "--locked",
             "-p",
-            "brain-tests",
+            "brain-conformance",
             "--bin",
             "conformance-client",
         ],

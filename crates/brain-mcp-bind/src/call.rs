@@ -1,38 +1,70 @@
-//! The executor behind MCP bindings: one `tools/call`, in whichever era the server speaks.
+//! The executor behind MCP bindings: drives one `tools/call` of the client core over the
+//! transport, in whichever era the server speaks.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use brain_mcp_proto::headers::{param_header_values, param_headers};
-use brain_mcp_proto::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
-use brain_mcp_proto::mcp::{ClientCapabilities, ProgressParams, RequestMeta, methods, parse};
-use brain_mcp_proto::meta::{BRAIN_SCOPE, RequestMetaBuilder};
+use brain_mcp_proto::client::{Action, Call, CallError, CallRequest, Framing, Identity, Outgoing};
+use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
-use brain_mcp_proto::version::ProtocolVersion;
-use brain_mcp_transport::{BearerToken, ErrorKind as TransportErrorKind, Expect, PostReply};
-use brain_tools_core::{
-    ErrorKind, ExecContext, ProgressReporter, ToolExecutor, ToolFailure, ToolOutput,
-};
+use brain_mcp_transport::{BearerToken, ErrorKind as TransportKind, PostReply};
+use brain_tools_core::{ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOutput};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::client::{McpClient, Target};
-use crate::era::Era;
-use crate::exchange::{self, Outgoing, StepError, Wire};
+use crate::exchange::{self, StepError};
+use crate::responder::{Refusal, Responder};
 use crate::{convert, failure, probe, redact};
+use brain_mcp_proto::client::Era;
 
 /// Extra room in a call's read budget over twice `max_output_bytes`, for the JSON-RPC
 /// envelope and progress notifications; the exact limit is applied to the converted output.
 pub const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
 
 /// Runs MCP bindings. Share one per process: it holds the connection pool and era cache.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct McpExecutor {
     client: McpClient,
+    responder: Option<Arc<dyn Responder>>,
+    identity: Identity,
+}
+
+impl std::fmt::Debug for McpExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpExecutor")
+            .field("client", &self.client)
+            .field("responder", &self.responder.is_some())
+            .finish()
+    }
 }
 
 impl McpExecutor {
-    /// An executor using `client`.
+    /// An executor using `client`, refusing every request for user input (Brain's
+    /// bindings have no user to ask).
     pub fn new(client: McpClient) -> Self {
-        Self { client }
+        let identity = client.identity().clone();
+        Self {
+            client,
+            responder: None,
+            identity,
+        }
+    }
+
+    /// An executor whose calls declare `responder`'s capabilities and hand it every
+    /// request for user input, in either era (an elicitation on a handshake-era stream, or
+    /// a 2026 `input_required` round, retried with its answers). For applications that
+    /// have a user; off by default.
+    pub fn with_responder(client: McpClient, responder: Arc<dyn Responder>) -> Self {
+        let identity = client
+            .identity()
+            .clone()
+            .with_capabilities(responder.capabilities());
+        Self {
+            client,
+            responder: Some(responder),
+            identity,
+        }
     }
 
     /// The shared client (for [`McpClient::flush`] before exit).
@@ -73,26 +105,199 @@ impl McpExecutor {
         ctx: &ExecContext<'_>,
     ) -> Result<ToolOutput, ToolFailure> {
         let binding = ctx.binding;
-        let era = probe::era_of(&self.client, target)
+        let era = probe::era_of(&self.client, target, ctx.deadline)
             .await
             .map_err(|e| failure::before_call(target, e))?;
-        let call = CallSpec {
+        let scope = scope(ctx);
+        let mut request = CallRequest::new(
             tool,
-            arguments: ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
-            token: RequestId::String(ctx.call.call_id.clone()),
-            scope: json!({
-                "tenant_id": ctx.call.tenant,
-                "session_id": ctx.call.session_id,
-                "call_id": ctx.call.call_id,
-            }),
-            budget: read_budget(binding.max_output_bytes),
-            input_schema: &binding.input_schema,
+            ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
+            RequestId::String(ctx.call.call_id.clone()),
+        );
+        request.meta = Some(&scope);
+        request.input_schema = Some(&binding.input_schema);
+        let budget = read_budget(binding.max_output_bytes);
+        let answer = match era {
+            Era::Handshake => {
+                let mut session = probe::open_session(&self.client, target, &self.identity)
+                    .await
+                    .map_err(|e| failure::before_call(target, e))?;
+                let framing = session.framing().clone();
+                let (mut call, out) =
+                    Call::start(framing, self.client.next_id(), &request, &self.identity);
+                session.set_cancel(call.cancel());
+                ctx.mark_sent();
+                let answer = self
+                    .run(target, &mut call, out, &request, ctx, budget)
+                    .await;
+                if matches!(answer, Ok(_) | Err(StepError::Rpc { .. })) {
+                    // The server answered: there is nothing to cancel.
+                    session.set_cancel(None);
+                }
+                drop(session);
+                answer
+            }
+            Era::Stateless(version) => {
+                let framing = Framing::Stateless(version);
+                let (mut call, out) =
+                    Call::start(framing, self.client.next_id(), &request, &self.identity);
+                ctx.mark_sent();
+                self.run(target, &mut call, out, &request, ctx, budget)
+                    .await
+            }
+            _ => Err(StepError::Protocol(format!(
+                "era {} is not supported",
+                era.describe()
+            ))),
         };
-        match era {
-            Era::Handshake => self.call_in_session(target, call, ctx).await,
-            Era::Stateless(version) => self.call_stateless(target, version, call, ctx).await,
+        answer
+            .and_then(|raw| convert::convert(&raw, era))
+            .map_err(|e| failure::during_call(target, e))
+    }
+
+    /// Drives `call` from its first message `out` to its outcome: every POST of the call
+    /// (one, or more for `input_required` rounds), every message of every reply.
+    async fn run(
+        &self,
+        target: &Target,
+        call: &mut Call,
+        mut out: Outgoing,
+        request: &CallRequest<'_>,
+        ctx: &ExecContext<'_>,
+        budget: usize,
+    ) -> Result<Box<RawValue>, StepError> {
+        loop {
+            let reply = match exchange::post(&self.client, target, out, budget).await {
+                Ok(reply) => reply,
+                Err(e) => return self.after_error(target, call, e),
+            };
+            let PostReply::Stream(mut stream) = reply else {
+                return Err(StepError::Protocol(
+                    "the server accepted tools/call without answering it".into(),
+                ));
+            };
+            'reply: loop {
+                let inbound = match exchange::next(&mut stream).await {
+                    Ok(inbound) => inbound,
+                    Err(StepError::Transport(e)) => return self.after_error(target, call, e),
+                    Err(other) => return Err(other),
+                };
+                if inbound.is_final_response {
+                    call.handle_response(&inbound.text);
+                } else {
+                    call.handle_message(&inbound.text);
+                }
+                while let Some(action) = call.poll() {
+                    match action {
+                        Action::Send(answer) => {
+                            exchange::post_unanswered(&self.client, target, answer).await;
+                        }
+                        Action::Progress(p) => {
+                            let message =
+                                p.message.map(|m| failure::safe(target, &m, FRAGMENT_LIMIT));
+                            ctx.progress.report(p.progress, p.total, message);
+                        }
+                        Action::Ask { id, method, params } => {
+                            let answer = self.ask(&method, params.as_deref()).await;
+                            let reply = call.answer(&id, answer);
+                            exchange::post_unanswered(&self.client, target, reply).await;
+                        }
+                        Action::InputRequired { requests, state } => {
+                            let mut answers = Map::new();
+                            for asked in requests {
+                                let answer = self.ask(&asked.method, asked.params.as_deref()).await;
+                                answers.insert(asked.key, answer_value(answer));
+                            }
+                            drop(stream);
+                            out = call.retry(
+                                self.client.next_id(),
+                                request,
+                                &self.identity,
+                                &answers,
+                                state.as_deref(),
+                            );
+                            break 'reply;
+                        }
+                        Action::Finished(outcome) => return self.finished(target, outcome),
+                        _ => {}
+                    }
+                }
+            }
         }
     }
+
+    /// The responder's answer, or a refusal when there is none.
+    async fn ask(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
+        match &self.responder {
+            Some(responder) => responder.answer(method, params).await,
+            None => Err(Refusal::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("{method} is not supported: this client has no user to ask"),
+            )),
+        }
+    }
+
+    /// A transport error during the call, unless the core decides what its status means.
+    fn after_error(
+        &self,
+        target: &Target,
+        call: &mut Call,
+        e: brain_mcp_transport::TransportError,
+    ) -> Result<Box<RawValue>, StepError> {
+        if let TransportKind::Status { status, rpc, .. } = e.kind()
+            && call.handle_status(status.as_u16(), rpc.clone())
+        {
+            while let Some(action) = call.poll() {
+                if let Action::Finished(outcome) = action {
+                    return self
+                        .finished(target, outcome)
+                        .map_err(|e| exchange::with_status(e, status.as_u16()));
+                }
+            }
+        }
+        Err(StepError::Transport(e))
+    }
+
+    /// The call's outcome; a JSON-RPC error saying the 2026 framing is stale makes the
+    /// client forget the server's era.
+    fn finished(
+        &self,
+        target: &Target,
+        outcome: Result<Box<RawValue>, CallError>,
+    ) -> Result<Box<RawValue>, StepError> {
+        outcome.map_err(|e| {
+            if let CallError::Rpc {
+                forget_era: true, ..
+            } = &e
+            {
+                self.client.eras().forget(&target.key);
+            }
+            StepError::from(e)
+        })
+    }
+}
+
+/// An `input_required` round's answer as it goes into `inputResponses`: the result, or
+/// the refusal as an error object.
+fn answer_value(answer: Result<Value, Refusal>) -> Value {
+    match answer {
+        Ok(result) => result,
+        Err(refusal) => json!({"error": {"code": refusal.code.0, "message": refusal.message}}),
+    }
+}
+
+/// `_meta["brain.dev/scope"]`: which tenant, session and call this is.
+fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(
+        brain_mcp_proto::meta::BRAIN_SCOPE.to_owned(),
+        json!({
+            "tenant_id": ctx.call.tenant,
+            "session_id": ctx.call.session_id,
+            "call_id": ctx.call.call_id,
+        }),
+    );
+    meta
 }
 
 /// Bytes a call may read: room for the result twice (a server sends structured content
@@ -104,263 +309,6 @@ fn read_budget(max_output_bytes: usize) -> usize {
         .saturating_add(ENVELOPE_ALLOWANCE)
 }
 
-/// What one call sends.
-struct CallSpec<'a> {
-    tool: &'a str,
-    arguments: &'a Map<String, Value>,
-    token: RequestId,
-    scope: Value,
-    budget: usize,
-    input_schema: &'a Value,
-}
-
-impl McpExecutor {
-    async fn call_in_session(
-        &self,
-        target: &Target,
-        call: CallSpec<'_>,
-        ctx: &ExecContext<'_>,
-    ) -> Result<ToolOutput, ToolFailure> {
-        let mut session = probe::open_session(&self.client, target)
-            .await
-            .map_err(|e| failure::before_call(target, e))?;
-        let mut meta = RequestMeta {
-            progress_token: Some(call.token.clone()),
-            ..RequestMeta::default()
-        };
-        // The scope is built for this call only: moved into `_meta`, not copied.
-        meta.extra.insert(BRAIN_SCOPE.to_owned(), call.scope);
-        let id = self.client.next_id();
-        let body = encode_call(&id, call.tool, call.arguments, &meta)?;
-        let headers = exchange::headers(
-            target,
-            session.wire(),
-            methods::TOOLS_CALL,
-            None,
-            Vec::new(),
-        );
-        ctx.mark_sent();
-        session.set_in_flight(Some(id.clone()));
-        let reply = exchange::post(
-            &self.client,
-            target,
-            session.wire(),
-            Outgoing {
-                headers,
-                body,
-                expect: Expect::Response(id.clone()),
-                budget: call.budget,
-                idempotent: false,
-            },
-        )
-        .await;
-        let answer = match reply {
-            Ok(reply) => {
-                self.read_call(target, session.wire(), reply, ctx.progress, &call.token)
-                    .await
-            }
-            Err(e) => Err(StepError::Transport(e)),
-        };
-        if answered(&answer) {
-            session.set_in_flight(None);
-        }
-        drop(session);
-        finish(target, Era::Handshake, answer)
-    }
-
-    async fn call_stateless(
-        &self,
-        target: &Target,
-        version: ProtocolVersion,
-        call: CallSpec<'_>,
-        ctx: &ExecContext<'_>,
-    ) -> Result<ToolOutput, ToolFailure> {
-        let meta = RequestMetaBuilder::new(version, ClientCapabilities::default())
-            .client_info(self.client.info().clone())
-            .progress_token(call.token.clone())
-            .extra(BRAIN_SCOPE, call.scope)
-            .build();
-        let params = param_headers(call.input_schema)
-            .map(|found| param_header_values(&found, call.arguments))
-            .unwrap_or_default();
-        let id = self.client.next_id();
-        let body = encode_call(&id, call.tool, call.arguments, &meta)?;
-        let wire = Wire::Stateless(version);
-        let headers = exchange::headers(target, wire, methods::TOOLS_CALL, Some(call.tool), params);
-        ctx.mark_sent();
-        let reply = exchange::post(
-            &self.client,
-            target,
-            wire,
-            Outgoing {
-                headers,
-                body,
-                expect: Expect::Response(id),
-                budget: call.budget,
-                idempotent: false,
-            },
-        )
-        .await;
-        let answer = match reply {
-            Ok(reply) => {
-                self.read_call(target, wire, reply, ctx.progress, &call.token)
-                    .await
-            }
-            Err(e) => Err(StepError::Transport(e)),
-        };
-        if rpc_code(&answer).is_some_and(probe::invalidates_era) {
-            self.client.eras().forget(&target.key);
-        }
-        finish(target, Era::Stateless(version), answer)
-    }
-
-    /// Reads a `tools/call` reply to its response: progress becomes events, pings are
-    /// answered, and a request for user input is refused and fails the call.
-    async fn read_call(
-        &self,
-        target: &Target,
-        wire: Wire<'_>,
-        reply: PostReply,
-        progress: &ProgressReporter<'_>,
-        token: &RequestId,
-    ) -> Result<Box<RawValue>, StepError> {
-        let PostReply::Stream(mut stream) = reply else {
-            return Err(StepError::Protocol(
-                "the server accepted tools/call without answering it".into(),
-            ));
-        };
-        loop {
-            let inbound = exchange::next(&mut stream).await?;
-            if inbound.is_final_response {
-                return exchange::final_result(&inbound);
-            }
-            match jsonrpc::decode(inbound.text.as_bytes()) {
-                Ok(Incoming::Single(Message::Notification(n))) if n.method == methods::PROGRESS => {
-                    report_progress(target, n.params, progress, token);
-                }
-                Ok(Incoming::Single(Message::Request(r))) => {
-                    let method = r.method.into_owned();
-                    exchange::respond_refusal(&self.client, target, wire, &r.id, &method).await;
-                    if asks_for_user_input(&method) {
-                        drop(stream);
-                        return Err(StepError::UserInput(format!(
-                            "the server sent {method}: it needs user input Brain cannot give"
-                        )));
-                    }
-                    // A 2026 client cannot answer a request (there are no client responses
-                    // in that era), so waiting would only run the call into its timeout.
-                    if let Wire::Stateless(version) = wire {
-                        drop(stream);
-                        return Err(StepError::Protocol(format!(
-                            "the server sent a {method} request during a {version} call, \
-                             where servers send no requests"
-                        )));
-                    }
-                }
-                // Logging and other notifications, and responses to other ids, are not ours.
-                _ => {}
-            }
-        }
-    }
-}
-
-fn asks_for_user_input(method: &str) -> bool {
-    matches!(
-        method,
-        methods::ELICITATION_CREATE | methods::SAMPLING_CREATE_MESSAGE | methods::ROOTS_LIST
-    )
-}
-
-/// Reports one progress notification for our token; its message is cut to
-/// [`FRAGMENT_LIMIT`] bytes and loses the token.
-fn report_progress(
-    target: &Target,
-    params: Option<&RawValue>,
-    progress: &ProgressReporter<'_>,
-    token: &RequestId,
-) {
-    let Some(params) = params else { return };
-    let Ok(p) = parse::<ProgressParams>(params) else {
-        return;
-    };
-    if &p.progress_token != token {
-        return;
-    }
-    let (Some(value), total) = (number(p.progress), p.total.and_then(number)) else {
-        return;
-    };
-    let message = p.message.map(|m| failure::safe(target, &m, FRAGMENT_LIMIT));
-    progress.report(value, total, message);
-}
-
-/// A JSON number for a progress value: integral values stay integers (`1`, not `1.0`).
-fn number(v: f64) -> Option<serde_json::Number> {
-    if v.fract() == 0.0 && v.abs() < 9.0e15 {
-        #[allow(clippy::cast_possible_truncation)]
-        return Some(serde_json::Number::from(v as i64));
-    }
-    serde_json::Number::from_f64(v)
-}
-
 /// Arguments of a call whose `arguments` are not an object (the input schema requires an
 /// object, so this is only reached by executors run outside the pipeline).
 static NO_ARGUMENTS: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-
-/// `tools/call` params borrowing the call's arguments (they can be large; no copy).
-#[derive(serde::Serialize)]
-struct CallParams<'a> {
-    name: &'a str,
-    arguments: &'a Map<String, Value>,
-    #[serde(rename = "_meta")]
-    meta: &'a RequestMeta,
-}
-
-fn encode_call(
-    id: &RequestId,
-    tool: &str,
-    arguments: &Map<String, Value>,
-    meta: &RequestMeta,
-) -> Result<Vec<u8>, ToolFailure> {
-    let params = CallParams {
-        name: tool,
-        arguments,
-        meta,
-    };
-    jsonrpc::encode_request(id, methods::TOOLS_CALL, &params).map_err(|e| {
-        ToolFailure::before_send(
-            ErrorKind::ProtocolError,
-            format!("could not encode tools/call: {e}"),
-        )
-    })
-}
-
-/// The JSON-RPC error code of a failed answer, whether it came in a 2xx body or with an
-/// error status (2026 servers answer -32022 and -32020 with HTTP 400).
-fn rpc_code(answer: &Result<Box<RawValue>, StepError>) -> Option<ErrorCode> {
-    match answer {
-        Err(StepError::Rpc { code, .. }) => Some(*code),
-        Err(StepError::Transport(e)) => match e.kind() {
-            TransportErrorKind::Status {
-                rpc: Some((code, _)),
-                ..
-            } => Some(*code),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Whether the server gave a definite answer (result or JSON-RPC error) to the call.
-fn answered(answer: &Result<Box<RawValue>, StepError>) -> bool {
-    matches!(answer, Ok(_) | Err(StepError::Rpc { .. }))
-}
-
-fn finish(
-    target: &Target,
-    era: Era,
-    answer: Result<Box<RawValue>, StepError>,
-) -> Result<ToolOutput, ToolFailure> {
-    answer
-        .and_then(|raw| convert::convert(&raw, era))
-        .map_err(|e| failure::during_call(target, e))
-}

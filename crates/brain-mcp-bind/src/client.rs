@@ -4,14 +4,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use brain_mcp_proto::client::Identity;
+use brain_mcp_proto::client::era::{Era, EraCache};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient};
 use brain_tools_core::EndpointUrl;
 use http::Uri;
 use tokio_util::task::TaskTracker;
-
-use crate::era::EraCache;
 
 /// How long each background cleanup step (`notifications/cancelled`, the session DELETE) may take.
 pub const CLEANUP_STEP_DEADLINE: Duration = Duration::from_secs(2);
@@ -29,7 +29,7 @@ pub struct McpClient {
 struct Inner {
     http: HttpClient,
     eras: EraCache,
-    info: Implementation,
+    identity: Identity,
     tasks: TaskTracker,
     next_id: AtomicI64,
 }
@@ -83,7 +83,10 @@ impl McpClient {
             inner: Arc::new(Inner {
                 http: HttpClient::new(config)?,
                 eras: EraCache::default(),
-                info: Implementation::new("brain-mcp", env!("CARGO_PKG_VERSION")),
+                identity: Identity::new(Implementation::new(
+                    "brain-mcp",
+                    env!("CARGO_PKG_VERSION"),
+                )),
                 tasks: TaskTracker::new(),
                 next_id: AtomicI64::new(1),
             }),
@@ -104,12 +107,12 @@ impl McpClient {
     /// Sets the era of the server at `url` (as written in bindings), skipping the probe.
     /// For servers that speak both eras this picks one; operators and tests use it to
     /// force the handshake against a dual-era server.
-    pub fn set_era(&self, url: &str, era: crate::Era) {
+    pub fn set_era(&self, url: &str, era: Era) {
         self.inner.eras.set(url, era);
     }
 
     /// The era learned (or set) for the server at `url`, if any.
-    pub fn era(&self, url: &str) -> Option<crate::Era> {
+    pub fn era(&self, url: &str) -> Option<Era> {
         self.inner.eras.get(url)
     }
 
@@ -123,9 +126,9 @@ impl McpClient {
         &self.inner.eras
     }
 
-    /// Our implementation info, sent as `clientInfo`.
-    pub(crate) fn info(&self) -> &Implementation {
-        &self.inner.info
+    /// Who we are: `clientInfo`, and no capability declared.
+    pub(crate) fn identity(&self) -> &Identity {
+        &self.inner.identity
     }
 
     /// A request id unique within this process.

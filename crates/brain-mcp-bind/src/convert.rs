@@ -2,7 +2,7 @@
 
 use brain_mcp_proto::mcp::{CallToolResponse, ContentBlock as McpBlock};
 
-use crate::era::Era;
+use brain_mcp_proto::client::Era;
 use brain_tools_core::{ContentBlock, ToolOutput};
 use serde_json::Value;
 use serde_json::value::RawValue;

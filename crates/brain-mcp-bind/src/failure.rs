@@ -2,7 +2,7 @@
 //! that are safe to hand on: the token removed first, then each of the server's strings
 //! cut to [`FRAGMENT_LIMIT`] bytes (in that order, so a cut never leaves part of a token).
 
-use brain_mcp_proto::jsonrpc::ErrorCode;
+use brain_mcp_proto::client::RpcError;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
 use brain_mcp_transport::{Delivery, ErrorKind as Wire, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
@@ -22,20 +22,20 @@ pub(crate) fn before_call(target: &Target, error: StepError) -> ToolFailure {
             };
             ToolFailure::before_send(kind, safe(target, &e.to_string(), MESSAGE_LIMIT))
         }
-        StepError::Rpc {
-            code,
-            message,
-            data,
-        } => ToolFailure::before_send(
+        StepError::Rpc { error, status } => ToolFailure::before_send(
             ErrorKind::HandshakeFailed,
             format!(
                 "the server refused the handshake: {}",
-                rpc_text(target, code, &message, data.as_deref())
+                rpc_text(target, &error, status)
             ),
         ),
-        StepError::Refused(m) => {
+        StepError::Refused(m) | StepError::Unreachable(m) => {
             ToolFailure::before_send(ErrorKind::ConnectFailed, safe(target, &m, MESSAGE_LIMIT))
         }
+        StepError::SessionExpired => ToolFailure::before_send(
+            ErrorKind::HandshakeFailed,
+            "the server ended the session before the call was sent",
+        ),
         StepError::Protocol(m) | StepError::UserInput(m) | StepError::Unsupported(m) => {
             ToolFailure::before_send(ErrorKind::HandshakeFailed, safe(target, &m, MESSAGE_LIMIT))
         }
@@ -75,25 +75,24 @@ pub(crate) fn during_call(target: &Target, error: StepError) -> ToolFailure {
             let kind = match e.kind() {
                 Wire::BodyTooLarge { .. } => ErrorKind::OutputTooLarge,
                 Wire::Status { rpc: Some(_), .. } => ErrorKind::RpcError,
-                Wire::Io | Wire::StreamEnded | Wire::Timeout | Wire::SessionExpired => {
-                    ErrorKind::ConnectionLost
-                }
+                Wire::Io | Wire::StreamEnded | Wire::Timeout => ErrorKind::ConnectionLost,
                 _ => ErrorKind::ProtocolError,
             };
             ToolFailure::after_send(kind, message)
         }
-        StepError::Rpc {
-            code,
-            message,
-            data,
-        } => ToolFailure::after_send(
+        StepError::Rpc { error, status } => ToolFailure::after_send(
             ErrorKind::RpcError,
             format!(
                 "the server answered with {}",
-                rpc_text(target, code, &message, data.as_deref())
+                rpc_text(target, &error, status)
             ),
         ),
-        StepError::Protocol(m) | StepError::Refused(m) => {
+        // A 404 to the call in its session: the session (and maybe the call) is gone.
+        StepError::SessionExpired => ToolFailure::after_send(
+            ErrorKind::ConnectionLost,
+            "the server ended the session during the call (404 with a session id)",
+        ),
+        StepError::Protocol(m) | StepError::Refused(m) | StepError::Unreachable(m) => {
             ToolFailure::after_send(ErrorKind::ProtocolError, safe(target, &m, MESSAGE_LIMIT))
         }
         StepError::UserInput(m) => ToolFailure::after_send(
@@ -108,20 +107,24 @@ pub(crate) fn during_call(target: &Target, error: StepError) -> ToolFailure {
 }
 
 /// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the
-/// server's strings redacted and cut to [`FRAGMENT_LIMIT`] bytes.
-pub(crate) fn rpc_text(
-    target: &Target,
-    code: ErrorCode,
-    message: &str,
-    data: Option<&str>,
-) -> String {
+/// server's strings redacted (data on its decoded strings, so escapes cannot hide the
+/// token) and cut to [`FRAGMENT_LIMIT`] bytes.
+pub(crate) fn rpc_text(target: &Target, error: &RpcError, status: Option<u16>) -> String {
     let mut text = format!(
         "error {}: {}",
-        code.0,
-        safe(target, message, FRAGMENT_LIMIT)
+        error.code.0,
+        safe(target, &error.message, FRAGMENT_LIMIT)
     );
-    if let Some(data) = data.filter(|d| *d != "null") {
-        text.push_str(&format!(" (data: {})", safe(target, data, FRAGMENT_LIMIT)));
+    if let Some(status) = status {
+        text.push_str(&format!(" (HTTP {status})"));
+    }
+    if let Some(data) = &error.data {
+        let data = match &target.bearer {
+            Some(token) => brain_mcp_proto::text::redact_json(data, token.expose())
+                .map_or_else(|| "(withheld)".to_owned(), |d| d.get().to_owned()),
+            None => data.get().to_owned(),
+        };
+        text.push_str(&format!(" (data: {})", safe(target, &data, FRAGMENT_LIMIT)));
     }
     text
 }

@@ -14,15 +14,16 @@ mod client;
 pub mod cmd;
 mod convert;
 pub mod discover;
-mod era;
 mod exchange;
 mod failure;
 pub mod flags;
 mod probe;
 mod redact;
+mod responder;
 mod session;
 pub mod text;
 
+pub use brain_mcp_proto::client::Era;
 pub use call::{ENVELOPE_ALLOWANCE, McpExecutor};
 pub use client::{CLEANUP_STEP_DEADLINE, McpClient};
-pub use era::Era;
+pub use responder::{Refusal, Responder};

@@ -1,124 +1,126 @@
-//! Learning a server's era with `server/discover`, and opening handshake-era sessions.
+//! Learning a server's era with `server/discover`, and opening handshake-era sessions:
+//! the drivers of the core's `era` and `handshake` rules.
 
-use brain_mcp_proto::jsonrpc::ErrorCode;
-use brain_mcp_proto::mcp::{
-    ClientCapabilities, DiscoverResult, EmptyParams, InitializeParams, InitializeResult, methods,
-    parse,
-};
-use brain_mcp_proto::meta::RequestMetaBuilder;
-use brain_mcp_proto::version::{self, ProtocolVersion};
-use brain_mcp_transport::ErrorKind;
+use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
+use brain_mcp_proto::client::handshake::{self, HandshakeError};
+use brain_mcp_proto::client::{Framing, Identity};
+use brain_mcp_transport::{Delivery, ErrorKind, PostReply, TransportError};
+use tokio::time::Instant;
 
 use crate::client::{McpClient, Target};
-use crate::era::{self, Era, Verdict};
-use crate::exchange::{self, StepError, Wire};
+use crate::exchange::{self, CONTROL_BUDGET, StepError};
 use crate::session::Session;
 
-/// The era of `target`'s server: cached, or learned now with one `server/discover`.
-pub(crate) async fn era_of(client: &McpClient, target: &Target) -> Result<Era, StepError> {
+/// The era of `target`'s server: cached, or learned now. Transient answers (408, 429,
+/// 5xx, no answer) are retried until `deadline`, honouring `Retry-After`, and never
+/// cached; when they run out the call fails naming the last answer.
+pub(crate) async fn era_of(
+    client: &McpClient,
+    target: &Target,
+    deadline: Instant,
+) -> Result<Era, StepError> {
     if let Some(era) = client.eras().get(&target.key) {
         return Ok(era);
     }
-    match discover(client, target).await? {
-        Verdict::Speaks { era, cache } => {
-            if cache {
+    let mut retry = Retry::default();
+    loop {
+        match probe(client, target).await {
+            Verdict::Speaks(era) => {
                 client.eras().set(&target.key, era);
+                return Ok(era);
             }
-            Ok(era)
+            Verdict::Refused(message) => return Err(StepError::Refused(message)),
+            Verdict::Transient { why, retry_after } => {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                let Some(wait) = retry.next_wait(retry_after, remaining) else {
+                    return Err(StepError::Unreachable(format!(
+                        "{why} (tried {} time(s); not cached)",
+                        retry.attempts()
+                    )));
+                };
+                tokio::time::sleep(wait).await;
+            }
+            _ => return Err(StepError::Protocol("the probe had no verdict".into())),
         }
-        Verdict::Refused(message) => Err(StepError::Refused(message)),
     }
 }
 
-/// Sends `server/discover` in 2026-07-28 form and reads the verdict from the answer.
-async fn discover(client: &McpClient, target: &Target) -> Result<Verdict, StepError> {
-    let stateless = ProtocolVersion::LATEST;
-    let params = EmptyParams {
-        meta: Some(
-            RequestMetaBuilder::new(stateless, ClientCapabilities::default())
-                .client_info(client.info().clone())
-                .build(),
-        ),
-        ..EmptyParams::default()
-    };
-    let answer = exchange::request(
-        client,
-        target,
-        Wire::Stateless(stateless),
-        methods::SERVER_DISCOVER,
-        &params,
-    )
-    .await;
-    match answer {
-        Ok((raw, _session)) => Ok(era::from_result(
-            parse::<DiscoverResult>(&raw).map_err(|e| e.to_string()),
-        )),
-        Err(StepError::Rpc { code, data, .. }) => Ok(era::from_rpc_error(code, data.as_deref())),
-        Err(StepError::Transport(e)) => match e.kind() {
-            ErrorKind::Status {
-                status,
-                rpc,
-                www_authenticate,
-            } => match (status.as_u16(), rpc) {
-                (401 | 403, _) | (500..=599, _) | (_, None) => {
-                    Ok(era::from_status(*status, www_authenticate.as_deref()))
+/// Sends one probe and reads the core's verdict on its answer.
+async fn probe(client: &McpClient, target: &Target) -> Verdict {
+    let out = era::probe(client.next_id(), client.identity());
+    match exchange::post(client, target, out, CONTROL_BUDGET).await {
+        Ok(PostReply::Stream(mut stream)) => loop {
+            match stream.next().await {
+                Some(Ok(inbound)) if inbound.is_final_response => {
+                    return era::verdict(ProbeAnswer::Message(&inbound.text));
                 }
-                (_, Some((code, _))) => Ok(era::from_rpc_error(*code, None)),
-            },
-            // A reply that is not a discover answer at all (202, a foreign body) means the
-            // server does not know the method: a handshake-era server.
-            ErrorKind::UnexpectedReply | ErrorKind::SessionExpired => Ok(Verdict::Speaks {
-                era: Era::Handshake,
-                cache: true,
-            }),
-            _ => Err(StepError::Transport(e)),
+                // Anything before the answer (a log line) says nothing about the era.
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return verdict_of(&e),
+                None => return era::verdict(ProbeAnswer::NotAnAnswer),
+            }
         },
-        Err(StepError::Protocol(_)) => Ok(Verdict::Speaks {
-            era: Era::Handshake,
-            cache: true,
-        }),
-        Err(other) => Err(other),
+        Ok(PostReply::Accepted) => era::verdict(ProbeAnswer::NotAnAnswer),
+        Err(e) => verdict_of(&e),
     }
 }
 
-/// Opens a handshake-era session: `initialize`, then `notifications/initialized`.
+/// The core's verdict on a transport error to the probe.
+fn verdict_of(e: &TransportError) -> Verdict {
+    let why = e.to_string();
+    let answer = match e.kind() {
+        ErrorKind::Status {
+            status,
+            rpc,
+            www_authenticate,
+            retry_after,
+        } => ProbeAnswer::Status {
+            status: status.as_u16(),
+            rpc: rpc.as_ref(),
+            challenge: www_authenticate.as_deref(),
+            retry_after: *retry_after,
+        },
+        // A reply that is no answer at all: a server that does not know the method.
+        ErrorKind::UnexpectedReply | ErrorKind::InvalidSessionId => ProbeAnswer::NotAnAnswer,
+        // A redirect we refuse, a request we cannot build: nothing will change by retrying.
+        ErrorKind::Redirect | ErrorKind::InvalidRequest => {
+            return Verdict::Refused(why);
+        }
+        _ if e.delivery() == Delivery::Answered => ProbeAnswer::NotAnAnswer,
+        _ => ProbeAnswer::NoAnswer { why: &why },
+    };
+    era::verdict(answer)
+}
+
+/// Opens a handshake-era session as `identity` (its capabilities are declared once, in
+/// `initialize`): `initialize`, then `notifications/initialized`.
 ///
 /// The returned [`Session`] closes itself (DELETE) when dropped, including when this
 /// function fails after the server created the session.
 pub(crate) async fn open_session(
     client: &McpClient,
     target: &Target,
+    identity: &Identity,
 ) -> Result<Session, StepError> {
-    let offered = version::LATEST_HANDSHAKE;
-    let params = InitializeParams {
-        protocol_version: offered.as_str().to_owned(),
-        capabilities: ClientCapabilities::default(),
-        client_info: client.info().clone(),
-        meta: None,
-        extra: serde_json::Map::new(),
-    };
-    let wire = Wire::Handshake {
-        session: None,
+    let out = handshake::initialize(client.next_id(), identity);
+    let before = Framing::before_session();
+    let (raw, session_id) = exchange::request(client, target, &before, out)
+        .await
+        .map_err(|(e, _)| e)?;
+    // From here the server may hold a session: the guard ends it whatever happens next.
+    let opened = Framing::Handshake {
+        session: session_id.clone(),
         version: None,
     };
-    let (raw, session_id) =
-        exchange::request(client, target, wire, methods::INITIALIZE, &params).await?;
-    let session = Session::new(client.clone(), target.clone(), session_id);
-    let result: InitializeResult =
-        parse(&raw).map_err(|e| StepError::Protocol(format!("invalid initialize result: {e}")))?;
-    let negotiated = version::negotiate_handshake(&result.protocol_version).map_err(|e| {
-        StepError::Protocol(format!(
-            "the server answered initialize with protocol version {:?}: {e}",
-            result.protocol_version
-        ))
+    let mut session = Session::new(client.clone(), target.clone(), opened);
+    let framing = handshake::negotiated(&raw, session_id).map_err(|e| match e {
+        HandshakeError::Refused(error) => StepError::Rpc {
+            error,
+            status: None,
+        },
+        other => StepError::Protocol(other.to_string()),
     })?;
-    let mut session = session;
-    session.set_version(negotiated);
+    session.set_framing(framing);
     session.notify_initialized().await?;
     Ok(session)
-}
-
-/// Whether an error answer to a stateless request means our cached era is stale.
-pub(crate) fn invalidates_era(code: ErrorCode) -> bool {
-    code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION || code == ErrorCode::HEADER_MISMATCH
 }

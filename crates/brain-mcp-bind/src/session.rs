@@ -1,79 +1,54 @@
-//! A handshake-era MCP session for one call, closed whatever happens to the call.
+//! A handshake-era MCP session for one call (or one discovery), closed whatever happens.
 
-use brain_mcp_proto::jsonrpc::{self, RequestId};
-use brain_mcp_proto::mcp::{CancelledParams, methods};
-use brain_mcp_proto::version::ProtocolVersion;
-use brain_mcp_transport::{Expect, PostReply};
+use brain_mcp_proto::client::handshake;
+use brain_mcp_proto::client::{Framing, Outgoing};
+use brain_mcp_transport::PostReply;
 
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient, Target};
-use crate::exchange::{self, Outgoing, StepError, Wire};
+use crate::exchange::{self, StepError};
 
 /// An open session. Dropping it ends the session off the caller's path: a background task
-/// sends `notifications/cancelled` for a request still in flight, then the DELETE, each
-/// under [`CLEANUP_STEP_DEADLINE`].
+/// sends the cancel the core prepared for a request still in flight, then the DELETE,
+/// each under [`CLEANUP_STEP_DEADLINE`].
 #[derive(Debug)]
 pub(crate) struct Session {
     client: McpClient,
     target: Target,
-    id: Option<String>,
-    version: Option<ProtocolVersion>,
-    in_flight: Option<RequestId>,
+    framing: Framing,
+    cancel: Option<Outgoing>,
 }
 
 impl Session {
-    /// A session the server opened with `id` (servers may run without session ids).
-    pub(crate) fn new(client: McpClient, target: Target, id: Option<String>) -> Self {
+    /// A session the server opened, framed by `framing` (its id, if any).
+    pub(crate) fn new(client: McpClient, target: Target, framing: Framing) -> Self {
         Self {
             client,
             target,
-            id,
-            version: None,
-            in_flight: None,
+            framing,
+            cancel: None,
         }
     }
 
-    /// Records the negotiated version.
-    pub(crate) fn set_version(&mut self, version: ProtocolVersion) {
-        self.version = Some(version);
+    /// Records the negotiated framing.
+    pub(crate) fn set_framing(&mut self, framing: Framing) {
+        self.framing = framing;
     }
 
     /// How requests in this session are framed.
-    pub(crate) fn wire(&self) -> Wire<'_> {
-        Wire::Handshake {
-            session: self.id.as_deref(),
-            version: self.version,
-        }
+    pub(crate) fn framing(&self) -> &Framing {
+        &self.framing
     }
 
-    /// Marks `id` as sent and unanswered: dropping the session now cancels it first.
-    pub(crate) fn set_in_flight(&mut self, id: Option<RequestId>) {
-        self.in_flight = id;
+    /// Sets what to send if the session ends while a request is in flight (`None` once
+    /// it was answered).
+    pub(crate) fn set_cancel(&mut self, cancel: Option<Outgoing>) {
+        self.cancel = cancel;
     }
 
     /// Sends `notifications/initialized`.
     pub(crate) async fn notify_initialized(&self) -> Result<(), StepError> {
-        let body = jsonrpc::encode_bare_notification(methods::INITIALIZED);
-        let headers = exchange::headers(
-            &self.target,
-            self.wire(),
-            methods::INITIALIZED,
-            None,
-            Vec::new(),
-        );
-        let reply = exchange::post(
-            &self.client,
-            &self.target,
-            self.wire(),
-            Outgoing {
-                headers,
-                body,
-                expect: Expect::Accepted,
-                budget: exchange::CONTROL_BUDGET,
-                idempotent: true,
-            },
-        )
-        .await?;
-        match reply {
+        let out = handshake::initialized(&self.framing);
+        match exchange::post(&self.client, &self.target, out, exchange::CONTROL_BUDGET).await? {
             PostReply::Accepted => Ok(()),
             PostReply::Stream(_) => Err(StepError::Protocol(
                 "the server answered notifications/initialized with a message stream".into(),
@@ -84,44 +59,29 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let client = self.client.clone();
-        let target = self.target.clone();
-        let id = self.id.take();
-        let version = self.version;
-        let in_flight = self.in_flight.take();
-        if id.is_none() && in_flight.is_none() {
+        let cancel = self.cancel.take();
+        let close = handshake::close(&self.framing);
+        if cancel.is_none() && close.is_none() {
             return;
         }
+        let client = self.client.clone();
+        let target = self.target.clone();
         let cleanup_client = client.clone();
         client.spawn_cleanup(async move {
-            let wire = Wire::Handshake {
-                session: id.as_deref(),
-                version,
-            };
-            if let Some(request_id) = in_flight {
-                cancel(&cleanup_client, &target, wire, request_id).await;
+            if let Some(cancel) = cancel {
+                exchange::post_unanswered(&cleanup_client, &target, cancel).await;
             }
-            if let Some(session) = id.as_deref() {
-                let headers = exchange::headers(&target, wire, "", None, Vec::new());
+            if let Some(headers) = close {
                 let _ = cleanup_client
                     .http()
-                    .delete_session(&target.url, session, &headers, CLEANUP_STEP_DEADLINE)
+                    .delete(
+                        &target.url,
+                        &headers,
+                        target.bearer.as_ref(),
+                        CLEANUP_STEP_DEADLINE,
+                    )
                     .await;
             }
         });
     }
-}
-
-/// Sends `notifications/cancelled` for `request_id`, bounded.
-async fn cancel(client: &McpClient, target: &Target, wire: Wire<'_>, request_id: RequestId) {
-    let params = CancelledParams {
-        request_id: Some(request_id),
-        reason: Some("the caller stopped waiting (timeout or interruption)".into()),
-        meta: None,
-        extra: serde_json::Map::new(),
-    };
-    let Ok(body) = jsonrpc::encode_notification(methods::CANCELLED, Some(&params)) else {
-        return;
-    };
-    exchange::post_unanswered(client, target, wire, methods::CANCELLED, body).await;
 }

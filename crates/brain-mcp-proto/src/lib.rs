@@ -28,6 +28,8 @@
 //! - [`meta`]: `_meta` keys and the 2026 request `_meta` builder.
 //! - [`headers`]: HTTP header names and the `x-mcp-header` rules.
 //! - [`text`]: bounding, escaping, redacting and repairing text a peer sent.
+//! - [`client`]: the client core: every protocol decision of a client (era, handshake,
+//!   what to do with each message of a call), with no IO.
 //!
 //! # Example
 //!
@@ -54,6 +56,7 @@
 //! ```
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod client;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod headers;

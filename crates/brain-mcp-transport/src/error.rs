@@ -3,11 +3,13 @@
 use std::error::Error as StdError;
 use std::fmt;
 
+use std::time::Duration;
+
+use brain_mcp_proto::client::RpcError;
 use brain_mcp_proto::text;
 use http::StatusCode;
 
 use crate::headers::BearerToken;
-use crate::rpc::ErrorCode;
 
 /// The most bytes of a [`TransportError`]'s message; a server's words in it (an error
 /// message, a content type, a redirect's host) are cut to fit.
@@ -54,13 +56,14 @@ pub enum ErrorKind {
     Status {
         /// The HTTP status.
         status: StatusCode,
-        /// A JSON-RPC error found in the body: its code and message.
-        rpc: Option<(ErrorCode, String)>,
+        /// The JSON-RPC error found in the body (read as the client core reads one in a
+        /// `2xx` reply).
+        rpc: Option<RpcError>,
         /// The `WWW-Authenticate` value of a 401 or 403 reply.
         www_authenticate: Option<String>,
+        /// `Retry-After`, when given in seconds.
+        retry_after: Option<Duration>,
     },
-    /// A request carrying a session id was answered with 404: the session is gone.
-    SessionExpired,
     /// The server's reply does not fit the exchange: `202` to a request, a JSON body
     /// that is not our response, an unknown content type, malformed JSON.
     UnexpectedReply,
@@ -78,7 +81,10 @@ pub enum ErrorKind {
 ///
 /// The message says what went wrong and where (the URL's origin, never its query, and
 /// never a header value: no bearer token or session id can leak through it).
-pub struct TransportError {
+pub struct TransportError(Box<Inner>);
+
+/// Boxed: errors are rare, and a small `Result` keeps the happy path cheap.
+struct Inner {
     kind: ErrorKind,
     delivery: Delivery,
     message: String,
@@ -87,35 +93,35 @@ pub struct TransportError {
 
 impl TransportError {
     pub(crate) fn new(kind: ErrorKind, delivery: Delivery, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(Inner {
             kind,
             delivery,
             message: message.into(),
             source: None,
-        }
+        }))
     }
 
     pub(crate) fn with_source(
         mut self,
         source: impl Into<Box<dyn StdError + Send + Sync>>,
     ) -> Self {
-        self.source = Some(source.into());
+        self.0.source = Some(source.into());
         self
     }
 
     /// What the caller may assume about the request.
     pub fn delivery(&self) -> Delivery {
-        self.delivery
+        self.0.delivery
     }
 
     /// The error's classification.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The human-readable message (also shown by `Display`).
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// This error as it leaves an exchange: `token` removed from every string the server
@@ -132,18 +138,21 @@ impl TransportError {
                 *s = clean;
             }
         };
-        scrub(&mut self.message);
-        if let std::borrow::Cow::Owned(short) = text::cut(&self.message, MESSAGE_LIMIT) {
-            self.message = short;
+        scrub(&mut self.0.message);
+        if let std::borrow::Cow::Owned(short) = text::cut(&self.0.message, MESSAGE_LIMIT) {
+            self.0.message = short;
         }
         if let ErrorKind::Status {
             rpc,
             www_authenticate,
             ..
-        } = &mut self.kind
+        } = &mut self.0.kind
         {
-            if let Some((_, message)) = rpc {
-                scrub(message);
+            if let Some(error) = rpc {
+                scrub(&mut error.message);
+                if let (Some(token), Some(data)) = (token, &error.data) {
+                    error.data = text::redact_json(data, token.expose());
+                }
             }
             if let Some(challenge) = www_authenticate {
                 scrub(challenge);
@@ -151,8 +160,8 @@ impl TransportError {
         }
         // A failed resume attaches the transport error that ended it as the source, and
         // `Display` shows sources too.
-        if let Some(source) = self.source.take() {
-            self.source = Some(match source.downcast::<Self>() {
+        if let Some(source) = self.0.source.take() {
+            self.0.source = Some(match source.downcast::<Self>() {
                 Ok(inner) => Box::new(inner.finished(token)),
                 Err(other) => other,
             });
@@ -164,18 +173,18 @@ impl TransportError {
 impl fmt::Debug for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TransportError")
-            .field("kind", &self.kind)
-            .field("delivery", &self.delivery)
-            .field("message", &self.message)
-            .field("source", &self.source)
+            .field("kind", &self.0.kind)
+            .field("delivery", &self.0.delivery)
+            .field("message", &self.0.message)
+            .field("source", &self.0.source)
             .finish()
     }
 }
 
 impl fmt::Display for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
-        if let Some(src) = &self.source {
+        f.write_str(&self.0.message)?;
+        if let Some(src) = &self.0.source {
             write!(f, ": {src}")?;
             let mut next = src.source();
             while let Some(inner) = next {
@@ -189,7 +198,8 @@ impl fmt::Display for TransportError {
 
 impl StdError for TransportError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source
+        self.0
+            .source
             .as_deref()
             .map(|e| e as &(dyn StdError + 'static))
     }

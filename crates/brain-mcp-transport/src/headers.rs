@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use brain_mcp_proto::client::Header;
 use http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::{Delivery, ErrorKind, TransportError};
@@ -9,14 +10,8 @@ use crate::error::{Delivery, ErrorKind, TransportError};
 // Lowercase forms of the names in `brain_mcp_proto::headers` (a test checks they
 // match), so they can be used as static `HeaderName`s.
 
-/// `Mcp-Session-Id`.
+/// `Mcp-Session-Id`, read from replies.
 pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
-/// `MCP-Protocol-Version`.
-pub(crate) const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// `Mcp-Method`.
-pub(crate) const MCP_METHOD: &str = "mcp-method";
-/// `Mcp-Name`.
-pub(crate) const MCP_NAME: &str = "mcp-name";
 /// `Last-Event-ID`.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
@@ -43,76 +38,34 @@ impl fmt::Debug for BearerToken {
     }
 }
 
-/// The MCP headers of one HTTP request. Values are sent as given: the caller has
-/// already encoded them (for example base64-wrapped `Mcp-Param-*` values).
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct McpHeaders {
-    /// `Mcp-Session-Id`, handshake era after `initialize`.
-    pub session_id: Option<String>,
-    /// `MCP-Protocol-Version`.
-    pub protocol_version: Option<String>,
-    /// `Mcp-Method` (2026 era).
-    pub method: Option<String>,
-    /// `Mcp-Name` (2026 era).
-    pub name: Option<String>,
-    /// Extra headers such as `Mcp-Param-Region`: full header names and encoded values.
-    pub params: Vec<(String, String)>,
-    /// `Authorization: Bearer <token>` when set.
-    pub bearer: Option<BearerToken>,
-}
-
-impl fmt::Debug for McpHeaders {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Session ids are credentials of a sort too: show only whether one is set.
-        f.debug_struct("McpHeaders")
-            .field("session_id", &self.session_id.as_ref().map(|_| "***"))
-            .field("protocol_version", &self.protocol_version)
-            .field("method", &self.method)
-            .field("name", &self.name)
-            .field("params", &self.params)
-            .field("bearer", &self.bearer)
-            .finish()
+/// Writes `headers` and the bearer token into `map`. Errors name the header, never its
+/// value. A value marked sensitive, and the `Authorization` header, are marked sensitive
+/// for hyper too (kept out of its debug output and never indexed by h2's HPACK).
+pub(crate) fn apply(
+    headers: &[Header],
+    bearer: Option<&BearerToken>,
+    map: &mut HeaderMap,
+) -> Result<(), TransportError> {
+    for header in headers {
+        let name = HeaderName::from_bytes(header.name.as_bytes())
+            .map_err(|_| invalid(format!("`{}` is not a valid header name", header.name)))?;
+        let mut value = value_of(&header.name, &header.value)?;
+        value.set_sensitive(header.sensitive);
+        map.insert(name, value);
     }
-}
-
-impl McpHeaders {
-    /// Writes these headers into `map`. Errors name the header, never its value.
-    pub(crate) fn apply(&self, map: &mut HeaderMap) -> Result<(), TransportError> {
-        let fixed = [
-            (MCP_SESSION_ID, &self.session_id),
-            (MCP_PROTOCOL_VERSION, &self.protocol_version),
-            (MCP_METHOD, &self.method),
-            (MCP_NAME, &self.name),
-        ];
-        for (name, value) in fixed {
-            if let Some(v) = value {
-                map.insert(HeaderName::from_static(name), value_of(name, v)?);
-            }
-        }
-        for (name, value) in &self.params {
-            let header = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| invalid(format!("`{name}` is not a valid header name")))?;
-            map.insert(header, value_of(name, value)?);
-        }
-        if let Some(token) = &self.bearer {
-            let mut v =
-                HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
-                    invalid("the bearer token contains characters not allowed in a header".into())
-                })?;
-            v.set_sensitive(true);
-            map.insert(AUTHORIZATION, v);
-        }
-        Ok(())
+    if let Some(token) = bearer {
+        let mut v = HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
+            invalid("the bearer token contains characters not allowed in a header".into())
+        })?;
+        v.set_sensitive(true);
+        map.insert(AUTHORIZATION, v);
     }
+    Ok(())
 }
 
 fn value_of(name: &str, value: &str) -> Result<HeaderValue, TransportError> {
-    let mut v = HeaderValue::from_str(value)
-        .map_err(|_| invalid(format!("the value of `{name}` is not a valid header value")))?;
-    if name.eq_ignore_ascii_case(MCP_SESSION_ID) {
-        v.set_sensitive(true);
-    }
-    Ok(v)
+    HeaderValue::from_str(value)
+        .map_err(|_| invalid(format!("the value of `{name}` is not a valid header value")))
 }
 
 fn invalid(message: String) -> TransportError {
@@ -161,9 +114,6 @@ mod tests {
         use brain_mcp_proto::headers as p;
         for (ours, theirs) in [
             (MCP_SESSION_ID, p::MCP_SESSION_ID),
-            (MCP_PROTOCOL_VERSION, p::MCP_PROTOCOL_VERSION),
-            (MCP_METHOD, p::MCP_METHOD),
-            (MCP_NAME, p::MCP_NAME),
             (LAST_EVENT_ID, p::LAST_EVENT_ID),
         ] {
             assert_eq!(ours, theirs.to_ascii_lowercase());
@@ -171,34 +121,32 @@ mod tests {
     }
 
     #[test]
-    fn token_is_hidden_and_header_is_sensitive() {
-        let h = McpHeaders {
-            bearer: Some(BearerToken::new("s3cret")),
-            session_id: Some("abc".into()),
-            ..McpHeaders::default()
-        };
-        assert!(!format!("{h:?}").contains("s3cret"));
-        assert!(!format!("{h:?}").contains("abc"));
+    fn token_and_sensitive_values_are_marked() {
+        let headers = [
+            Header::sensitive("mcp-session-id", "abc"),
+            Header::new("mcp-method", "x"),
+        ];
         let mut map = HeaderMap::new();
-        h.apply(&mut map).unwrap();
+        apply(&headers, Some(&BearerToken::new("s3cret")), &mut map).unwrap();
         assert!(map[AUTHORIZATION].is_sensitive());
         assert_eq!(map[AUTHORIZATION], "Bearer s3cret");
+        assert!(map["mcp-session-id"].is_sensitive());
+        assert!(!map["mcp-method"].is_sensitive());
+        assert!(!format!("{:?}", BearerToken::new("s3cret")).contains("s3cret"));
     }
 
     #[test]
     fn bad_values_name_the_header_only() {
-        let h = McpHeaders {
-            params: vec![("Mcp-Param-X".into(), "a\nb".into())],
-            ..McpHeaders::default()
-        };
-        let err = h.apply(&mut HeaderMap::new()).unwrap_err();
+        let headers = [Header::new("Mcp-Param-X", "a\nb")];
+        let err = apply(&headers, None, &mut HeaderMap::new()).unwrap_err();
         assert_eq!(err.delivery(), Delivery::NotSent);
         assert!(err.to_string().contains("Mcp-Param-X"));
-        let h = McpHeaders {
-            bearer: Some(BearerToken::new("zq9x\r\nzq9y")),
-            ..McpHeaders::default()
-        };
-        let err = h.apply(&mut HeaderMap::new()).unwrap_err();
+        let err = apply(
+            &[],
+            Some(&BearerToken::new("zq9x\r\nzq9y")),
+            &mut HeaderMap::new(),
+        )
+        .unwrap_err();
         assert!(!err.to_string().contains("zq9"));
     }
 

@@ -60,11 +60,12 @@ pub mod sse;
 pub mod stdio;
 mod stream;
 
+pub use brain_mcp_proto::client::{Expect, Header};
 pub use client::{BuildError, HttpClient};
 pub use config::ClientConfig;
 pub use error::{Delivery, ErrorKind, MESSAGE_LIMIT, TransportError};
-pub use headers::{BearerToken, McpHeaders};
+pub use headers::BearerToken;
 pub use media::ContentType;
-pub use post::{Expect, PostReply, PostRequest, ResumePolicy};
+pub use post::{PostReply, PostRequest};
 pub use rpc::{ErrorCode, RequestId};
 pub use stream::{Inbound, ReplyStream};

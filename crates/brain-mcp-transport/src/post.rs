@@ -1,64 +1,70 @@
-//! The POST exchange and the session DELETE.
+//! The POST exchange and the DELETE.
 
 use std::time::Duration;
 
+use brain_mcp_proto::client::{Expect, Header};
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Method, Response, StatusCode, Uri};
 use hyper::body::Incoming;
 
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
-use crate::headers::{self, McpHeaders};
+use crate::headers::{self, BearerToken};
 use crate::media::{self, ContentType};
-use crate::rpc::{self, RequestId};
 use crate::stream::{ReplyStream, Resume};
 
 /// The `Accept` value of every POST.
 const ACCEPT_POST: &str = "application/json, text/event-stream";
 
-/// What the POST's body is, and therefore what reply it must get.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Expect {
-    /// A request with this id: the reply must carry its response.
-    Response(RequestId),
-    /// A notification, or our response to a server request: `202`/`204`/empty `200`.
-    Accepted,
-}
-
-/// Whether a reply stream that breaks before our response may be resumed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResumePolicy {
-    /// Handshake era (2025 revisions): after the server's `retry`, resume with `GET`
-    /// and `Last-Event-ID` when events carried ids, at most `max_attempts` times.
-    Handshake {
-        /// Bound on resume GETs for this exchange.
-        max_attempts: u32,
-    },
-    /// 2026 era: a broken stream loses the request; never resume.
-    Never,
-}
-
 /// One POST of one encoded JSON-RPC message.
+///
+/// The transport knows nothing of protocol eras: the caller gives the headers (the MCP
+/// client core builds them), the byte budget and how often a broken reply stream may be
+/// resumed, and with which headers.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PostRequest {
-    /// The MCP endpoint.
+    /// The endpoint.
     pub url: Uri,
     /// Exactly one encoded JSON-RPC message.
     pub body: Bytes,
     /// What the reply must be.
     pub expect: Expect,
-    /// MCP headers and the bearer token.
-    pub headers: McpHeaders,
+    /// Headers besides `Content-Type`, `Accept` and `Authorization`.
+    pub headers: Vec<Header>,
+    /// Sent as `Authorization: Bearer ...`, to this URL's origin only; also removed from
+    /// every error of the exchange.
+    pub bearer: Option<BearerToken>,
     /// Bytes the server may send back for this exchange, over all bodies.
     pub budget: usize,
-    /// Resumption after a broken stream.
-    pub resume: ResumePolicy,
-    /// The message has no side effects (`initialize`, `server/discover`,
-    /// `tools/list`): it may be resent once when a pooled connection proves stale.
-    /// Never set it for `tools/call`.
+    /// How often an event stream that ends before the response may be resumed with `GET`
+    /// and `Last-Event-ID` (after the server's `retry`); 0 never.
+    pub resume_attempts: u32,
+    /// The headers of a resuming `GET`.
+    pub resume_headers: Vec<Header>,
+    /// The message has no side effects: it may be resent once when a pooled connection
+    /// proves stale. Never set it for a message with effects (`tools/call`).
     pub idempotent: bool,
+}
+
+impl PostRequest {
+    /// A POST of `body` to `url` expecting `expect`, with no extra header, no token, a
+    /// 1 MiB budget, no resuming, not idempotent.
+    pub fn new(url: Uri, body: impl Into<Bytes>, expect: Expect) -> Self {
+        Self {
+            url,
+            body: body.into(),
+            expect,
+            headers: Vec::new(),
+            bearer: None,
+            budget: 1 << 20,
+            resume_attempts: 0,
+            resume_headers: Vec::new(),
+            idempotent: false,
+        }
+    }
 }
 
 /// The server's reply to a POST.
@@ -76,7 +82,7 @@ impl HttpClient {
     /// Dropping the returned future stops the exchange; the connection is closed
     /// unless it had finished. See the crate docs for the delivery contract.
     pub async fn post(&self, req: PostRequest) -> Result<PostReply, TransportError> {
-        let bearer = req.headers.bearer.clone();
+        let bearer = req.bearer.clone();
         self.post_unredacted(req)
             .await
             .map_err(|e| e.finished(bearer.as_ref()))
@@ -87,7 +93,7 @@ impl HttpClient {
             let mut map = HeaderMap::new();
             map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             map.insert(ACCEPT, HeaderValue::from_static(ACCEPT_POST));
-            req.headers.apply(&mut map)?;
+            headers::apply(&req.headers, req.bearer.as_ref(), &mut map)?;
             Ok(map)
         };
         let out = Outgoing {
@@ -102,23 +108,17 @@ impl HttpClient {
         let status = resp.status();
         let mut budget = Budget::new(req.budget);
         if !status.is_success() {
-            let had_session = req.headers.session_id.is_some();
-            return Err(self
-                .status_error(&at, &mut resp, had_session, &mut budget)
-                .await);
+            return Err(self.status_error(&at, &mut resp, &mut budget).await);
         }
         let session_id = headers::session_id_of(resp.headers())?;
-        let id = match req.expect {
-            Expect::Accepted => {
-                // A body on an accepted message means nothing. It is drained briefly so
-                // the connection can be reused; one that goes on (say, an event stream
-                // left open) is dropped with its connection rather than waited for.
-                let cfg = &self.inner.config;
-                let limit = cfg.drain_limit.min(budget.remaining());
-                body::drain(resp.body_mut(), limit, cfg.drain_timeout).await;
-                return Ok(PostReply::Accepted);
-            }
-            Expect::Response(id) => id,
+        let Expect::Response(id) = req.expect else {
+            // A body on an accepted message means nothing. It is drained briefly so the
+            // connection can be reused; one that goes on (say, an event stream left open)
+            // is dropped with its connection rather than waited for.
+            let cfg = &self.inner.config;
+            let limit = cfg.drain_limit.min(budget.remaining());
+            body::drain(resp.body_mut(), limit, cfg.drain_timeout).await;
+            return Ok(PostReply::Accepted);
         };
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Err(unexpected(format!(
@@ -141,18 +141,13 @@ impl HttpClient {
                 "{at}: the reply to a request has {shown}; expected JSON or an event stream"
             )));
         };
-        let bearer = req.headers.bearer.clone();
-        let resume = match (content_type, req.resume) {
-            (ContentType::EventStream, ResumePolicy::Handshake { max_attempts }) => Some(Resume {
+        let resume = match content_type {
+            ContentType::EventStream if req.resume_attempts > 0 => Some(Resume {
                 client: self.clone(),
                 url: req.url,
-                headers: McpHeaders {
-                    method: None,
-                    name: None,
-                    params: Vec::new(),
-                    ..req.headers
-                },
-                max_attempts,
+                headers: req.resume_headers,
+                bearer: req.bearer.clone(),
+                max_attempts: req.resume_attempts,
                 attempts: 0,
             }),
             _ => None,
@@ -166,32 +161,23 @@ impl HttpClient {
             budget,
             self.clone(),
             resume,
-            bearer,
+            req.bearer,
         )))
     }
 
-    /// Ends a handshake-era session with `DELETE`, bounded by `deadline`.
-    ///
-    /// `2xx` and `405` (the server does not let clients end sessions) are success.
-    /// `404` is reported as [`ErrorKind::SessionExpired`]: the session is gone anyway.
-    pub async fn delete_session(
+    /// Sends `DELETE` to `url` with `headers`, bounded by `deadline`, and returns the
+    /// status the server answered (what it means is the caller's to decide).
+    pub async fn delete(
         &self,
         url: &Uri,
-        session_id: &str,
-        headers: &McpHeaders,
+        headers: &[Header],
+        bearer: Option<&BearerToken>,
         deadline: Duration,
-    ) -> Result<(), TransportError> {
+    ) -> Result<StatusCode, TransportError> {
         let at = place(&Method::DELETE, url);
-        let headers = McpHeaders {
-            session_id: Some(session_id.to_owned()),
-            method: None,
-            name: None,
-            params: Vec::new(),
-            ..headers.clone()
-        };
         let build = || -> Result<HeaderMap, TransportError> {
             let mut map = HeaderMap::new();
-            headers.apply(&mut map)?;
+            headers::apply(headers, bearer, &mut map)?;
             Ok(map)
         };
         let out = Outgoing {
@@ -203,17 +189,12 @@ impl HttpClient {
         };
         let work = async {
             let mut resp = self.send(out).await?;
-            let status = resp.status();
-            if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
-                let cfg = &self.inner.config;
-                body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
-                return Ok(());
-            }
-            let mut budget = Budget::new(self.inner.config.error_body_limit);
-            Err(self.status_error(&at, &mut resp, true, &mut budget).await)
+            let cfg = &self.inner.config;
+            body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
+            Ok(resp.status())
         };
         match tokio::time::timeout(deadline, work).await {
-            Ok(result) => result.map_err(|e| e.finished(headers.bearer.as_ref())),
+            Ok(result) => result.map_err(|e: TransportError| e.finished(bearer)),
             Err(_) => Err(TransportError::new(
                 ErrorKind::Timeout,
                 Delivery::MaybeSent,
@@ -227,19 +208,9 @@ impl HttpClient {
         &self,
         at: &str,
         resp: &mut Response<Incoming>,
-        had_session: bool,
         budget: &mut Budget,
     ) -> TransportError {
         let status = resp.status();
-        if status == StatusCode::NOT_FOUND && had_session {
-            return TransportError::new(
-                ErrorKind::SessionExpired,
-                Delivery::Answered,
-                format!(
-                    "{at}: the server answered 404 to a request with a session id: the session has expired"
-                ),
-            );
-        }
         let www_authenticate = match status {
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => resp
                 .headers()
@@ -248,6 +219,12 @@ impl HttpClient {
                 .map(str::to_owned),
             _ => None,
         };
+        let retry_after = resp
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let is_json = resp
             .headers()
             .get(CONTENT_TYPE)
@@ -256,11 +233,11 @@ impl HttpClient {
             == Some(ContentType::Json);
         let cap = self.inner.config.error_body_limit.min(budget.remaining());
         let rpc = match body::read_prefix(resp.body_mut(), cap).await {
-            Some(bytes) if is_json => rpc::error_of(&bytes),
+            Some(bytes) if is_json => crate::rpc::error_of(&bytes),
             _ => None,
         };
         let mut detail = match &rpc {
-            Some((code, message)) => format!(" (JSON-RPC error {}: {message})", code.0),
+            Some(error) => format!(" (JSON-RPC {error})"),
             None => String::new(),
         };
         if let Some(challenge) = &www_authenticate {
@@ -271,6 +248,7 @@ impl HttpClient {
                 status,
                 rpc,
                 www_authenticate,
+                retry_after,
             },
             Delivery::Answered,
             format!("{at}: the server answered {status}{detail}"),

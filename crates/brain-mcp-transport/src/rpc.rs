@@ -4,6 +4,7 @@
 //! reply is the response to our request (so the stream can end there) and, for error
 //! statuses, the JSON-RPC error code and message.
 
+use brain_mcp_proto::client::RpcError;
 pub use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
 use brain_mcp_proto::jsonrpc::{Incoming, Message, decode, decode_raw};
 use brain_mcp_proto::text::repair_lone_surrogates;
@@ -59,17 +60,10 @@ fn role(message: &Message<'_>, ours: &RequestId) -> Role {
     }
 }
 
-/// The code and message of a JSON-RPC error response in an error body, if any.
-pub(crate) fn error_of(body: &[u8]) -> Option<(ErrorCode, String)> {
+/// The JSON-RPC error in an error body, if any: read by the client core's one reader, the
+/// same that reads an error in a `2xx` reply. Lone surrogates are repaired first.
+pub(crate) fn error_of(body: &[u8]) -> Option<RpcError> {
     let text = std::str::from_utf8(body).ok()?;
     let repaired = repair_lone_surrogates(text);
-    let body = repaired.as_deref().unwrap_or(text).as_bytes();
-    match decode(body).ok()? {
-        Incoming::Single(Message::Error(e)) => Some((e.error.code, e.error.message.into_owned())),
-        Incoming::Batch(ms) => ms.into_iter().find_map(|m| match m {
-            Message::Error(e) => Some((e.error.code, e.error.message.into_owned())),
-            _ => None,
-        }),
-        Incoming::Single(_) => None,
-    }
+    RpcError::from_body(repaired.as_deref().unwrap_or(text).as_bytes())
 }

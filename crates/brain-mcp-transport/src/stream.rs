@@ -11,7 +11,9 @@ use hyper::body::Incoming;
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
-use crate::headers::{BearerToken, LAST_EVENT_ID, McpHeaders};
+use brain_mcp_proto::client::Header;
+
+use crate::headers::{self, BearerToken, LAST_EVENT_ID};
 use crate::media::{self, ContentType};
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
@@ -29,12 +31,13 @@ pub struct Inbound {
     pub event_id: Option<String>,
 }
 
-/// What a handshake-era stream needs to resume with `GET` + `Last-Event-ID`.
+/// What a stream needs to resume with `GET` + `Last-Event-ID`, when the caller allows it.
 #[derive(Debug)]
 pub(crate) struct Resume {
     pub(crate) client: HttpClient,
     pub(crate) url: Uri,
-    pub(crate) headers: McpHeaders,
+    pub(crate) headers: Vec<Header>,
+    pub(crate) bearer: Option<BearerToken>,
     pub(crate) max_attempts: u32,
     pub(crate) attempts: u32,
 }
@@ -228,7 +231,7 @@ impl State {
             )
         };
         let Some(resume) = self.resume.as_mut() else {
-            return Err(ended(&self.at, "resuming is off for this protocol era"));
+            return Err(ended(&self.at, "resuming is off for this exchange"));
         };
         let Some(last_id) = self.sse.last_event_id().map(str::to_owned) else {
             return Err(ended(&self.at, "no event id to resume from"));
@@ -277,7 +280,7 @@ async fn resume_get(
     let build = || -> Result<HeaderMap, TransportError> {
         let mut map = HeaderMap::new();
         map.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        resume.headers.apply(&mut map)?;
+        headers::apply(&resume.headers, resume.bearer.as_ref(), &mut map)?;
         map.insert(LAST_EVENT_ID, value.clone());
         Ok(map)
     };
@@ -290,11 +293,7 @@ async fn resume_get(
     };
     let mut resp = resume.client.send(out).await?;
     if !resp.status().is_success() {
-        let had_session = resume.headers.session_id.is_some();
-        return Err(resume
-            .client
-            .status_error(&at, &mut resp, had_session, budget)
-            .await);
+        return Err(resume.client.status_error(&at, &mut resp, budget).await);
     }
     let is_sse = resp
         .headers()

@@ -144,6 +144,9 @@ pub struct ExecContext<'a> {
     pub cancel: CancellationToken,
     /// Mark it right before sending the tool invocation.
     pub sent: &'a SendMarker,
+    /// When the call's `timeout_seconds` runs out. The pipeline drops the executor then;
+    /// an executor that waits (a retry, a backoff) should not start a wait that ends later.
+    pub deadline: tokio::time::Instant,
 }
 
 impl ExecContext<'_> {

@@ -85,6 +85,7 @@ pub async fn run_call_with(
         progress: &reporter,
         cancel: exec_cancel.clone(),
         sent: &sent,
+        deadline,
     };
     let outcome = tokio::select! {
         biased;

@@ -13,7 +13,7 @@ use crate::redact;
 /// The bindings as printed: a pretty JSON array.
 pub(crate) fn render(bindings: &[DiscoveredBinding]) -> Result<String, DiscoverError> {
     serde_json::to_string_pretty(bindings)
-        .map_err(|e| DiscoverError(format!("could not print the bindings: {e}")))
+        .map_err(|e| DiscoverError::Server(format!("could not print the bindings: {e}")))
 }
 
 /// Removes the token from everything the server wrote into `binding`: the description
@@ -58,24 +58,32 @@ pub(crate) fn check_loads(
         return Ok(());
     };
     let mut lines = Vec::new();
+    let mut tools: Vec<String> = Vec::new();
     for error in errors.errors() {
         let (index, rest) = split_index(&error.path);
-        let tool = index.and_then(|i| bindings.get(i)).map_or_else(
+        let binding = index.and_then(|i| bindings.get(i));
+        let tool = binding.map_or_else(
             || "?".to_owned(),
             |b| format!("{:?}", cut(&b.mcp_tool, FRAGMENT_LIMIT)),
         );
+        if let Some(b) = binding
+            && !tools.contains(&b.mcp_tool)
+        {
+            tools.push(b.mcp_tool.clone());
+        }
         let reason = crate::failure::safe(target, &error.reason, FRAGMENT_LIMIT);
         lines.push(format!("tool {tool}: {rest}: {reason}"));
     }
-    Err(DiscoverError(format!(
-        "the server's definition of {} would not load as a Brain binding: {}",
-        if lines.len() == 1 {
-            "a tool"
-        } else {
-            "some tools"
-        },
+    let which = if tools.len() == 1 {
+        "a tool"
+    } else {
+        "some tools"
+    };
+    let message = format!(
+        "the server's definition of {which} would not load as a Brain binding: {}",
         lines.join("; ")
-    )))
+    );
+    Err(DiscoverError::Unloadable { tools, message })
 }
 
 /// `tools[3].input_schema.type` -> `(Some(3), "input_schema.type")`.

@@ -1,5 +1,7 @@
 //! Unit tests of discovery's checks and selection.
 
+use super::pages::{Collected, Wanted};
+use super::select::{binding_of, model_name, select, unique_name};
 use super::*;
 
 #[test]
@@ -29,23 +31,25 @@ fn request(tools: &[&str]) -> Request {
 #[test]
 fn checks_before_sending() {
     assert_eq!(
-        check(&request(&[])).expect_err("empty").0,
+        check(&request(&[])).expect_err("empty").to_string(),
         "the tool list is empty: name 1 to 128 tools"
     );
     let many: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
     let names: Vec<&str> = many.iter().map(String::as_str).collect();
     assert_eq!(
-        check(&request(&names)).expect_err("too many").0,
+        check(&request(&names)).expect_err("too many").to_string(),
         "129 tools named: at most 128 are allowed"
     );
     assert_eq!(
-        check(&request(&["a", "b", "a"])).expect_err("repeat").0,
+        check(&request(&["a", "b", "a"]))
+            .expect_err("repeat")
+            .to_string(),
         "tool \"a\" is named more than once"
     );
     let mut bad_url = request(&["a"]);
     bad_url.url = "mailto:x".into();
     assert_eq!(
-        check(&bad_url).expect_err("url").0,
+        check(&bad_url).expect_err("url").to_string(),
         "the URL must be an http or https URL"
     );
     let mut unset = request(&["a"]);
@@ -53,7 +57,7 @@ fn checks_before_sending() {
     assert!(
         check(&unset)
             .expect_err("unset token")
-            .0
+            .to_string()
             .contains("BRAIN_TEST_SURELY_UNSET_VARIABLE")
     );
 }
@@ -65,10 +69,10 @@ fn tool(name: &str, schema: &str) -> Tool {
     .expect("a valid tool")
 }
 
-fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Listing {
-    let mut listing = Listing::new(request);
-    listing.add_page(request, era, tools);
-    listing
+fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Collected {
+    let mut collected = Collected::new(Wanted::Named(request.tools.clone()));
+    collected.add_page(era, tools);
+    collected
 }
 
 fn pick(names: &[&str], era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
@@ -94,12 +98,13 @@ fn selects_in_order_and_names_missing_tools() {
     let tools = vec![tool("echo", r#"{"type":"object"}"#)];
     let err = pick(&["ecko", "zzz"], Era::Handshake, tools).expect_err("missing");
     assert_eq!(
-        err.0,
+        err.to_string(),
         "the server has no tool named \"ecko\" (did you mean \"echo\"?), \"zzz\""
     );
+    assert!(matches!(&err, DiscoverError::Missing { names, .. } if names == &["ecko", "zzz"]));
     let err = pick(&["echo"], Era::Handshake, Vec::new()).expect_err("empty server");
     assert_eq!(
-        err.0,
+        err.to_string(),
         "the server has no tool named \"echo\" (its tool list is empty)"
     );
 }
@@ -107,17 +112,13 @@ fn selects_in_order_and_names_missing_tools() {
 #[test]
 fn pages_add_up() {
     let request = request(&["b", "a"]);
-    let mut listing = Listing::new(&request);
+    let mut collected = Collected::new(Wanted::Named(request.tools.clone()));
     let object = r#"{"type":"object"}"#;
-    listing.add_page(&request, Era::Handshake, vec![tool("a", object)]);
-    listing.add_page(
-        &request,
-        Era::Handshake,
-        vec![tool("x", object), tool("b", object)],
-    );
-    assert_eq!(listing.total, 3);
-    assert_eq!(listing.names, ["a", "x", "b"]);
-    let found = select(&target(), &request, Era::Handshake, listing).expect("both found");
+    collected.add_page(Era::Handshake, vec![tool("a", object)]);
+    collected.add_page(Era::Handshake, vec![tool("x", object), tool("b", object)]);
+    assert_eq!(collected.total, 3);
+    assert_eq!(collected.names, ["a", "x", "b"]);
+    let found = select(&target(), &request, Era::Handshake, collected).expect("both found");
     let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["b", "a"]);
 }
@@ -128,7 +129,7 @@ fn invalid_param_headers_hide_tools_in_the_stateless_era_only() {
     let v = brain_mcp_proto::version::ProtocolVersion::V2026_07_28;
     let err = pick(&["t"], Era::Stateless(v), vec![tool("t", bad)]).expect_err("hidden");
     assert!(
-        err.0
+        err.to_string()
             .contains("no tool named \"t\" (not offered: invalid x-mcp-header"),
         "{err}"
     );
@@ -164,17 +165,20 @@ fn bindings_that_would_not_load_fail_discovery_naming_each_tool() {
     )
     .expect_err("two do not load");
     assert!(
-        err.0
-            .contains("tool \"no_type\": input_schema: must have \"type\": \"object\""),
+        matches!(&err, DiscoverError::Unloadable { tools, .. } if tools == &["no_type", "remote"]),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(
+        err.contains("tool \"no_type\": input_schema: must have \"type\": \"object\""),
         "{err}"
     );
     assert!(
-        err.0
-            .contains("tool \"remote\": input_schema: is not a valid JSON Schema"),
+        err.contains("tool \"remote\": input_schema: is not a valid JSON Schema"),
         "{err}"
     );
-    assert!(!err.0.contains("tool \"ok\""), "{err}");
-    assert!(!err.0.contains('\n'), "one line: {err}");
+    assert!(!err.contains("tool \"ok\""), "{err}");
+    assert!(!err.contains('\n'), "one line: {err}");
     let found = pick(
         &["ok"],
         Era::Handshake,

@@ -22,6 +22,6 @@ pub use cut::{CUT_MARK, cut};
 /// goes into a message of ours; longer ones are [`cut`]. Whole messages have their own,
 /// larger bound where they are made.
 pub const FRAGMENT_LIMIT: usize = 1024;
-pub use redact::{REDACTED, redact};
+pub use redact::{REDACTED, redact, redact_json, redact_value};
 pub use surrogate::repair_lone_surrogates;
 pub use terminal::{json_safe, terminal_safe};

@@ -3,6 +3,9 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use serde_json::Value;
+use serde_json::value::RawValue;
+
 /// What replaces a secret.
 pub const REDACTED: &str = "[redacted]";
 
@@ -25,6 +28,63 @@ pub fn redact<'a>(text: &'a str, secret: &str) -> Cow<'a, str> {
     match plain {
         Cow::Borrowed(text) => replace(text, encoded.as_bytes()),
         Cow::Owned(text) => Cow::Owned(replace(&text, encoded.as_bytes()).into_owned()),
+    }
+}
+
+/// Removes `secret` from every string and object key of `value`, in place (see
+/// [`redact`]). Returns whether anything changed.
+pub fn redact_value(value: &mut Value, secret: &str) -> bool {
+    match value {
+        Value::String(text) => match redact(text, secret) {
+            Cow::Owned(clean) => {
+                *text = clean;
+                true
+            }
+            Cow::Borrowed(_) => false,
+        },
+        Value::Array(items) => {
+            // Every item is visited: no short cut once one changed.
+            let mut changed = false;
+            for item in items {
+                changed |= redact_value(item, secret);
+            }
+            changed
+        }
+        Value::Object(map) => {
+            let mut changed = false;
+            if map
+                .keys()
+                .any(|k| matches!(redact(k, secret), Cow::Owned(_)))
+            {
+                let entries = std::mem::take(map);
+                for (key, item) in entries {
+                    map.insert(redact(&key, secret).into_owned(), item);
+                }
+                changed = true;
+            }
+            for item in map.values_mut() {
+                changed |= redact_value(item, secret);
+            }
+            changed
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// Raw JSON with `secret` removed from its decoded strings and keys: escapes such as
+/// `\u0073` cannot hide it. The same value when nothing changed; when the text is not
+/// JSON, its plain redaction if that is still JSON, else `None` (dropped, not kept with
+/// the secret).
+pub fn redact_json(raw: &RawValue, secret: &str) -> Option<Box<RawValue>> {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(mut value) => {
+            if redact_value(&mut value, secret) {
+                serde_json::value::to_raw_value(&value).ok()
+            } else {
+                Some(raw.to_owned())
+            }
+        }
+        Err(_) => RawValue::from_string(redact(raw.get(), secret).into_owned()).ok(),
     }
 }
 
@@ -145,6 +205,18 @@ mod tests {
         assert_eq!(redact("aaaa", "aa"), "[redacted][redacted]");
         assert_eq!(redact("abababab", "abab"), "[redacted][redacted]");
         assert_eq!(redact("éTOKéNé", "tokén"), "é[redacted]é");
+    }
+
+    #[test]
+    fn escapes_in_json_do_not_hide_it() {
+        let raw = RawValue::from_string(
+            r#"{"k":"\u0073k-Live/Secret+42","sk-live/secret+42":[1]}"#.to_owned(),
+        )
+        .unwrap();
+        let clean = redact_json(&raw, TOKEN).unwrap();
+        assert_eq!(clean.get(), r#"{"[redacted]":[1],"k":"[redacted]"}"#);
+        let same = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
+        assert_eq!(redact_json(&same, TOKEN).unwrap().get(), r#"{"a":1}"#);
     }
 
     proptest! {

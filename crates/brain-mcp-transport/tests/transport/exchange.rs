@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use brain_mcp_transport::{
-    BearerToken, ContentType, Delivery, ErrorCode, ErrorKind, McpHeaders, PostReply,
+    BearerToken, ContentType, Delivery, ErrorCode, ErrorKind, Header, PostReply,
 };
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -27,14 +27,14 @@ async fn json_reply_with_headers_and_session() {
     .await;
     let c = client();
     let mut req = post(server.url("/mcp"), 7);
-    req.headers = McpHeaders {
-        session_id: Some("old-1".into()),
-        protocol_version: Some("2026-07-28".into()),
-        method: Some("tools/list".into()),
-        name: Some("x".into()),
-        params: vec![("Mcp-Param-Region".into(), "eu".into())],
-        bearer: Some(BearerToken::new("tok-123")),
-    };
+    req.headers = vec![
+        Header::sensitive("mcp-session-id", "old-1"),
+        Header::new("mcp-protocol-version", "2026-07-28"),
+        Header::new("mcp-method", "tools/list"),
+        Header::new("mcp-name", "x"),
+        Header::new("Mcp-Param-Region", "eu"),
+    ];
+    req.bearer = Some(BearerToken::new("tok-123"));
     let mut s = stream(c.post(req).await.unwrap());
     assert_eq!(s.session_id(), Some("sess-1"));
     assert_eq!(s.content_type(), ContentType::Json);
@@ -210,19 +210,17 @@ async fn duplicate_or_joined_session_headers_are_rejected() {
 }
 
 #[tokio::test]
-async fn not_found_with_a_session_means_the_session_expired() {
+async fn not_found_is_a_status_whatever_the_headers() {
+    // What a 404 means (an expired session) is the client core's to say, not the transport's.
     let server = TestServer::start(handler(|_| async { status(StatusCode::NOT_FOUND) })).await;
     let c = client();
     let mut req = post(server.url("/mcp"), 1);
-    req.headers.session_id = Some("s-1".into());
+    req.headers = vec![Header::sensitive("mcp-session-id", "s-1")];
     let err = c.post(req).await.unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::SessionExpired);
-    assert_eq!(err.delivery(), Delivery::Answered);
-    // Without a session id, 404 is just a status.
-    let err = c.post(post(server.url("/mcp"), 1)).await.unwrap_err();
     assert!(
         matches!(err.kind(), ErrorKind::Status { status, .. } if *status == StatusCode::NOT_FOUND)
     );
+    assert_eq!(err.delivery(), Delivery::Answered);
 }
 
 #[tokio::test]
@@ -237,23 +235,34 @@ async fn error_statuses_carry_the_json_rpc_error_and_www_authenticate() {
                     .unwrap(),
             );
         }
-        json(
+        let mut resp = json(
             StatusCode::BAD_REQUEST,
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"header mismatch"}}"#,
-        )
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"]}}}"#,
+        );
+        if let Reply::Respond(r) = &mut resp {
+            r.headers_mut().insert("retry-after", http::HeaderValue::from_static("7"));
+        }
+        resp
     }))
     .await;
     let c = client();
     let mut req = post(server.url("/mcp"), 1);
-    req.headers.bearer = Some(BearerToken::new("very-secret-token"));
+    req.bearer = Some(BearerToken::new("very-secret-token"));
     let err = c.post(req.clone()).await.unwrap_err();
     match err.kind() {
-        ErrorKind::Status { status, rpc, .. } => {
+        ErrorKind::Status {
+            status,
+            rpc,
+            retry_after,
+            ..
+        } => {
             assert_eq!(*status, StatusCode::BAD_REQUEST);
-            assert_eq!(
-                rpc,
-                &Some((ErrorCode(-32020), "header mismatch".to_owned()))
-            );
+            let rpc = rpc.as_ref().expect("the JSON-RPC error");
+            assert_eq!(rpc.code, ErrorCode(-32022));
+            assert_eq!(rpc.message, "unsupported");
+            // `data` is kept: the supported versions are not lost.
+            assert_eq!(rpc.supported_versions(), ["2026-07-28"]);
+            assert_eq!(*retry_after, Some(Duration::from_secs(7)));
         }
         other => panic!("{other:?}"),
     }
@@ -272,7 +281,7 @@ async fn error_statuses_carry_the_json_rpc_error_and_www_authenticate() {
 }
 
 #[tokio::test]
-async fn delete_session_treats_405_as_done_and_is_bounded() {
+async fn delete_returns_the_status_and_is_bounded() {
     let server = TestServer::start(handler(|seen| async move {
         match seen.path.as_str() {
             "/gone" => status(StatusCode::METHOD_NOT_ALLOWED),
@@ -285,18 +294,15 @@ async fn delete_session_treats_405_as_done_and_is_bounded() {
     }))
     .await;
     let c = client();
-    let h = McpHeaders {
-        protocol_version: Some("2025-11-25".into()),
-        method: Some("tools/call".into()),
-        ..McpHeaders::default()
-    };
+    let h = vec![
+        Header::sensitive("mcp-session-id", "s-9"),
+        Header::new("mcp-protocol-version", "2025-11-25"),
+    ];
     let d = Duration::from_secs(2);
-    c.delete_session(&server.url("/mcp"), "s-9", &h, d)
-        .await
-        .unwrap();
-    c.delete_session(&server.url("/gone"), "s-9", &h, d)
-        .await
-        .unwrap();
+    let ok = c.delete(&server.url("/mcp"), &h, None, d).await.unwrap();
+    assert_eq!(ok, StatusCode::OK);
+    let gone = c.delete(&server.url("/gone"), &h, None, d).await.unwrap();
+    assert_eq!(gone, StatusCode::METHOD_NOT_ALLOWED);
     let seen = &server.seen()[0];
     assert_eq!(seen.method, http::Method::DELETE);
     assert_eq!(seen.headers["mcp-session-id"], "s-9");
@@ -304,7 +310,7 @@ async fn delete_session_treats_405_as_done_and_is_bounded() {
     assert!(seen.headers.get("mcp-method").is_none());
     let start = std::time::Instant::now();
     let err = c
-        .delete_session(&server.url("/stall"), "s-9", &h, Duration::from_millis(200))
+        .delete(&server.url("/stall"), &h, None, Duration::from_millis(200))
         .await
         .unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::Timeout);

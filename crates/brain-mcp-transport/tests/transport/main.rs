@@ -11,8 +11,8 @@ mod stdio;
 mod tls;
 
 use brain_mcp_transport::{
-    ClientConfig, Expect, HttpClient, Inbound, McpHeaders, PostReply, PostRequest, ReplyStream,
-    RequestId, ResumePolicy, TransportError,
+    ClientConfig, Expect, HttpClient, Inbound, PostReply, PostRequest, ReplyStream, RequestId,
+    TransportError,
 };
 
 pub fn config() -> ClientConfig {
@@ -40,24 +40,21 @@ pub fn notification(n: u32) -> String {
 
 /// A `tools/list`-like request (idempotent) with id `id`.
 pub fn post(url: http::Uri, id: i64) -> PostRequest {
-    PostRequest {
+    let mut req = PostRequest::new(
         url,
-        body: request_body(id, "tools/list").into(),
-        expect: Expect::Response(RequestId::Number(id)),
-        headers: McpHeaders::default(),
-        budget: 1 << 20,
-        resume: ResumePolicy::Never,
-        idempotent: true,
-    }
+        request_body(id, "tools/list"),
+        Expect::Response(RequestId::Number(id)),
+    );
+    req.idempotent = true;
+    req
 }
 
 pub fn notify(url: http::Uri) -> PostRequest {
-    PostRequest {
-        body: r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
-        expect: Expect::Accepted,
-        idempotent: false,
-        ..post(url, 0)
-    }
+    PostRequest::new(
+        url,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        Expect::Accepted,
+    )
 }
 
 pub fn stream(reply: PostReply) -> ReplyStream {

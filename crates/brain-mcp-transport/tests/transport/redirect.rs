@@ -27,7 +27,7 @@ async fn same_origin_307_is_followed_with_body_and_headers() {
     }))
     .await;
     let mut req = post(server.url("/mcp"), 1);
-    req.headers.bearer = Some(BearerToken::new("tok"));
+    req.bearer = Some(BearerToken::new("tok"));
     let items = exchange(&client(), req).await;
     assert!(items[0].is_final_response);
     let seen = server.seen();
@@ -51,7 +51,7 @@ async fn a_cross_origin_redirect_sends_nothing_to_the_other_origin() {
     }))
     .await;
     let mut req = post(server.url("/mcp"), 1);
-    req.headers.bearer = Some(BearerToken::new("secret-key"));
+    req.bearer = Some(BearerToken::new("secret-key"));
     let err = client().post(req).await.unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::Redirect);
     assert_eq!(err.delivery(), Delivery::Answered);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use brain_mcp_transport::{ErrorKind, McpHeaders, ResumePolicy};
+use brain_mcp_transport::{ErrorKind, Header};
 use http::{Method, StatusCode};
 
 use crate::server::{TestServer, handler, sse, status};
@@ -38,13 +38,16 @@ async fn polling_server(gets_fail: bool) -> (TestServer, Arc<AtomicUsize>) {
 
 fn handshake_post(server: &TestServer) -> brain_mcp_transport::PostRequest {
     let mut req = post(server.url("/mcp"), 1);
-    req.resume = ResumePolicy::Handshake { max_attempts: 2 };
-    req.headers = McpHeaders {
-        session_id: Some("s-7".into()),
-        protocol_version: Some("2025-11-25".into()),
-        method: Some("tools/call".into()),
-        ..McpHeaders::default()
-    };
+    req.resume_attempts = 2;
+    req.headers = vec![
+        Header::sensitive("mcp-session-id", "s-7"),
+        Header::new("mcp-protocol-version", "2025-11-25"),
+        Header::new("mcp-method", "tools/call"),
+    ];
+    req.resume_headers = vec![
+        Header::sensitive("mcp-session-id", "s-7"),
+        Header::new("mcp-protocol-version", "2025-11-25"),
+    ];
     req
 }
 
@@ -82,10 +85,10 @@ async fn resume_attempts_are_bounded() {
 }
 
 #[tokio::test]
-async fn the_2026_era_never_resumes() {
+async fn no_resume_budget_means_no_resume() {
     let (server, gets) = polling_server(false).await;
     let mut req = handshake_post(&server);
-    req.resume = ResumePolicy::Never;
+    req.resume_attempts = 0;
     let mut s = stream(client().post(req).await.unwrap());
     let (_, err) = drain(&mut s).await;
     let err = err.expect("error");

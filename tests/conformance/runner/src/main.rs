@@ -1,44 +1,35 @@
-//! `conformance-client`: the MCP client the official conformance suite drives
-//! (`cargo xtask conformance` runs it; see `tests/conformance/README.md`).
+//! `conformance-client`: the client the official MCP conformance suite drives
+//! (`cargo xtask conformance`; see `tests/conformance/README.md`).
 //!
-//! `conformance-client [ARGS...] URL`: the server URL is the last argument. The
-//! scenario comes from `MCP_CONFORMANCE_SCENARIO`, the protocol version (and so the
-//! lifecycle: `initialize` for 2025 revisions, stateless for 2026-07-28) from
-//! `MCP_CONFORMANCE_PROTOCOL_VERSION`, and scenario data from `MCP_CONFORMANCE_CONTEXT`.
-//! It exits 0 when every step of the scenario worked, 1 otherwise (the reason on
-//! standard error).
+//! It is a scenario runner, nothing more: it lists tools with Brain's discovery and calls
+//! them through Brain's pipeline and `McpExecutor`, the path every Brain tool call takes.
+//! Every protocol decision is the client core's. The only thing added is a stand-in user
+//! (a [`Responder`](brain_mcp_bind::Responder) that accepts forms with their defaults) for
+//! the scenarios that ask for user input.
+//!
+//! `conformance-client [ARGS...] URL`: the server URL is the last argument; the scenario,
+//! the protocol version and the scenario's data come from `MCP_CONFORMANCE_SCENARIO`,
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and `MCP_CONFORMANCE_CONTEXT`. Exit 0 when every step
+//! worked, 1 otherwise (the reason on standard error).
 
-#[path = "../conformance/error.rs"]
-mod error;
-#[path = "../conformance/listen.rs"]
-mod listen;
-#[path = "../conformance/reply.rs"]
-mod reply;
-#[path = "../conformance/responder.rs"]
-mod responder;
-#[path = "../conformance/scenarios.rs"]
+mod arguments;
 mod scenarios;
 #[cfg(test)]
-#[path = "../conformance/selftest.rs"]
 mod selftest;
-#[path = "../conformance/session.rs"]
-mod session;
-#[path = "../conformance/tools.rs"]
-mod tools;
+mod user;
 
 use std::process::ExitCode;
 
 use brain_mcp_proto::version::ProtocolVersion;
 use serde_json::Value;
 
-use error::ClientError;
 use scenarios::Run;
 
-fn read_run() -> Result<Run, ClientError> {
+fn read_run() -> Result<Run, String> {
     let url = std::env::args()
         .skip(1)
         .last()
-        .ok_or_else(|| ClientError::Usage("conformance-client [ARGS...] SERVER_URL".into()))?;
+        .ok_or("usage: conformance-client [ARGS...] SERVER_URL")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
     let version = if version.is_empty() {
@@ -49,7 +40,7 @@ fn read_run() -> Result<Run, ClientError> {
     };
     let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
         Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| ClientError::Usage(format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}")))?,
+            .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
         Err(_) => Value::Null,
     };
     Ok(Run {
@@ -69,7 +60,7 @@ fn main() -> ExitCode {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| ClientError::Usage(format!("cannot start the runtime: {e}")))?;
+            .map_err(|e| format!("cannot start the runtime: {e}"))?;
         rt.block_on(scenarios::run(&run))
     });
     match outcome {

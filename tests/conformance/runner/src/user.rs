@@ -1,40 +1,28 @@
-//! Answers to the server's requests for user input.
+//! The stand-in user of the conformance runs: a [`Responder`] that accepts every form and
+//! leaves each field at the value the form suggests.
 //!
-//! Brain's own bindings refuse every such request (a Brain session has no user to
-//! ask). An application that does have a user plugs a [`Responder`] in instead; the
-//! conformance client uses [`DefaultsResponder`], a stand-in user who accepts every
-//! form and leaves each field at the value the form suggests.
+//! Brain's own bindings refuse every request for user input (a Brain session has no user
+//! to ask); `brain-mcp-bind` lets an application with a user plug a responder in, and
+//! this is the one the conformance scenarios that ask for input get.
 
+use async_trait::async_trait;
+use brain_mcp_bind::{Refusal, Responder};
+use brain_mcp_proto::jsonrpc::ErrorCode;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-/// A refusal of a server request: a JSON-RPC error code and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
-    /// The JSON-RPC error code.
-    pub(crate) code: i64,
-    /// Why.
-    pub(crate) message: String,
-}
-
-/// Answers one server-to-client request (`elicitation/create`, `roots/list`, ...).
-///
-/// The same answers serve both eras: a handshake-era server sends the request on an
-/// event stream and gets the answer POSTed back; a 2026-era server embeds it in an
-/// `input_required` result and gets the answer in the retry's `inputResponses`.
-pub(crate) trait Responder: Send + Sync {
-    /// The result object for `method` with `params`, or a refusal.
-    fn answer(&self, method: &str, params: &Value) -> Result<Value, Refusal>;
-}
-
-/// Accepts form elicitations with the schema's defaults, lists no roots, answers
-/// pings, and refuses everything else (sampling, URL elicitation).
+/// Accepts form elicitations with the schema's defaults, lists no roots, and refuses
+/// everything else (sampling, URL elicitation is declined).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct DefaultsResponder;
 
+#[async_trait]
 impl Responder for DefaultsResponder {
-    fn answer(&self, method: &str, params: &Value) -> Result<Value, Refusal> {
+    async fn answer(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
+        let params: Value = params
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
         match method {
-            "ping" => Ok(json!({})),
             "roots/list" => Ok(json!({"roots": []})),
             "elicitation/create" => {
                 if params.get("mode").and_then(Value::as_str) == Some("url") {
@@ -43,10 +31,10 @@ impl Responder for DefaultsResponder {
                 let schema = params.get("requestedSchema").unwrap_or(&Value::Null);
                 Ok(json!({"action": "accept", "content": form_defaults(schema)}))
             }
-            other => Err(Refusal {
-                code: -32601,
-                message: format!("this client does not answer {other}"),
-            }),
+            other => Err(Refusal::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("this client does not answer {other}"),
+            )),
         }
     }
 }
@@ -99,6 +87,17 @@ fn field_default(property: &Value) -> Option<Value> {
 mod tests {
     use super::*;
 
+    fn raw(value: &Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    }
+
+    fn answer(method: &str, params: &Value) -> Result<Value, Refusal> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        rt.block_on(DefaultsResponder.answer(method, Some(&raw(params))))
+    }
+
     #[test]
     fn fills_defaults_with_their_types() {
         let schema = json!({"type":"object","properties":{
@@ -108,12 +107,11 @@ mod tests {
             "status":{"type":"string","enum":["active","inactive"]},
             "verified":{"type":"boolean"}
         }});
-        let answer = DefaultsResponder
-            .answer(
-                "elicitation/create",
-                &json!({"message":"m","requestedSchema":schema}),
-            )
-            .map_err(|r| r.message);
+        let answer = answer(
+            "elicitation/create",
+            &json!({"message":"m","requestedSchema":schema}),
+        )
+        .map_err(|r| r.message);
         assert_eq!(
             answer,
             Ok(json!({"action":"accept","content":{
@@ -125,18 +123,15 @@ mod tests {
     #[test]
     fn refuses_sampling_and_declines_url_mode() {
         assert_eq!(
-            DefaultsResponder
-                .answer("sampling/createMessage", &json!({}))
-                .map_err(|r| r.code),
-            Err(-32601)
+            answer("sampling/createMessage", &json!({})).map_err(|r| r.code),
+            Err(ErrorCode::METHOD_NOT_FOUND)
         );
         assert_eq!(
-            DefaultsResponder
-                .answer(
-                    "elicitation/create",
-                    &json!({"mode":"url","url":"https://x"})
-                )
-                .map_err(|r| r.code),
+            answer(
+                "elicitation/create",
+                &json!({"mode":"url","url":"https://x"})
+            )
+            .map_err(|r| r.code),
             Ok(json!({"action":"decline"}))
         );
     }

@@ -1,0 +1,166 @@
+//! Reading every page of `tools/list` and keeping only what was asked for.
+
+use brain_mcp_proto::client::{CallError, Era, Framing, listing};
+use brain_mcp_proto::headers::param_headers;
+use brain_mcp_proto::mcp::Tool;
+use brain_mcp_proto::text::FRAGMENT_LIMIT;
+
+use super::{DiscoverError, MAX_PAGES, describe};
+use crate::client::{McpClient, Target};
+use crate::{exchange, failure};
+
+/// Names kept for "did you mean" hints; a longer list is not searched further.
+const MAX_NAMES_KEPT: usize = 10_000;
+/// Tools kept whole when every tool is wanted (listing a server).
+pub(super) const MAX_LISTED: usize = 10_000;
+/// Tools hidden for invalid headers that get a warning line each; the rest are counted.
+const MAX_HIDDEN_REPORTED: usize = 100;
+
+/// Which tools to keep whole.
+#[derive(Debug)]
+pub(super) enum Wanted {
+    /// These names, in this order (the first listing of a name wins).
+    Named(Vec<String>),
+    /// Every tool offered, up to [`MAX_LISTED`].
+    All,
+}
+
+/// What the pages of `tools/list` yielded, kept small: only wanted tools are kept whole.
+#[derive(Debug)]
+pub(super) struct Collected {
+    wanted: Wanted,
+    /// With [`Wanted::Named`], the first listing of each name, indexed like the names;
+    /// with [`Wanted::All`], every tool in order.
+    pub(super) found: Vec<Option<Tool>>,
+    /// Names of the offered tools, for suggestions (at most [`MAX_NAMES_KEPT`]).
+    pub(super) names: Vec<String>,
+    /// Tools not offered for invalid `x-mcp-header` annotations: name and reason
+    /// (at most [`MAX_HIDDEN_REPORTED`]).
+    pub(super) hidden: Vec<(String, String)>,
+    /// How many tools were not offered in all.
+    pub(super) hidden_total: usize,
+    /// How many tools the server listed in all.
+    pub(super) total: usize,
+    /// How many offered tools were not kept because [`MAX_LISTED`] was reached.
+    pub(super) dropped: usize,
+}
+
+impl Collected {
+    pub(super) fn new(wanted: Wanted) -> Self {
+        let found = match &wanted {
+            Wanted::Named(names) => names.iter().map(|_| None).collect(),
+            Wanted::All => Vec::new(),
+        };
+        Self {
+            wanted,
+            found,
+            names: Vec::new(),
+            hidden: Vec::new(),
+            hidden_total: 0,
+            total: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Takes in one page: checks header annotations (2026 era) and keeps wanted tools.
+    pub(super) fn add_page(&mut self, era: Era, tools: Vec<Tool>) {
+        for tool in tools {
+            self.total += 1;
+            if let Era::Stateless(_) = era {
+                let invalid = tool
+                    .input_schema_value()
+                    .ok()
+                    .and_then(|schema| param_headers(&schema).err());
+                if let Some(problem) = invalid {
+                    self.hidden_total += 1;
+                    if self.hidden.len() < MAX_HIDDEN_REPORTED {
+                        self.hidden.push((tool.name, problem.to_string()));
+                    }
+                    continue;
+                }
+            }
+            if self.names.len() < MAX_NAMES_KEPT {
+                self.names.push(tool.name.clone());
+            }
+            match &self.wanted {
+                Wanted::Named(names) => {
+                    if let Some(i) = names.iter().position(|n| *n == tool.name)
+                        && self.found[i].is_none()
+                    {
+                        self.found[i] = Some(tool);
+                    }
+                }
+                Wanted::All if self.found.len() < MAX_LISTED => self.found.push(Some(tool)),
+                Wanted::All => self.dropped += 1,
+            }
+        }
+    }
+
+    /// Notes for the operator about tools not offered (or not kept).
+    pub(super) fn warnings(&self) -> Vec<String> {
+        let mut warnings: Vec<String> = self
+            .hidden
+            .iter()
+            .map(|(name, problem)| {
+                format!(
+                    "tool {name:?} is not offered: its input schema has an invalid x-mcp-header annotation ({problem})"
+                )
+            })
+            .collect();
+        if self.hidden_total > self.hidden.len() {
+            warnings.push(format!(
+                "{} more tools are not offered for invalid x-mcp-header annotations",
+                self.hidden_total - self.hidden.len()
+            ));
+        }
+        if self.dropped > 0 {
+            warnings.push(format!(
+                "the server offers {} more tools than the {MAX_LISTED} listed",
+                self.dropped
+            ));
+        }
+        warnings
+    }
+}
+
+/// Reads every page of the tool list into `collected`, at most [`MAX_PAGES`].
+pub(super) async fn read_all(
+    client: &McpClient,
+    target: &Target,
+    framing: &Framing,
+    collected: &mut Collected,
+) -> Result<(), DiscoverError> {
+    let era = framing.era();
+    let mut cursor = None;
+    for page_number in 1..=MAX_PAGES {
+        let out = listing::request(framing, client.next_id(), cursor.take(), client.identity());
+        let step = format!("tools/list (page {page_number})");
+        let (raw, _) = exchange::request(client, target, framing, out)
+            .await
+            .map_err(|(e, decided)| {
+                // A 2026 request refused for its version or headers (in a 2xx body or
+                // with an error status alike) means the cached era is stale: forget it.
+                if let Some(CallError::Rpc {
+                    forget_era: true, ..
+                }) = decided
+                {
+                    client.eras().forget(&target.key);
+                }
+                describe(target, &step, e)
+            })?;
+        let page = listing::page(&raw).map_err(|e| {
+            DiscoverError::Server(format!(
+                "{step}: {}",
+                failure::safe(target, &e.to_string(), FRAGMENT_LIMIT)
+            ))
+        })?;
+        collected.add_page(era, page.tools);
+        match page.next_cursor {
+            Some(next) if !next.is_empty() => cursor = Some(next),
+            _ => return Ok(()),
+        }
+    }
+    Err(DiscoverError::Server(format!(
+        "the server kept paginating tools/list past {MAX_PAGES} pages; giving up"
+    )))
+}

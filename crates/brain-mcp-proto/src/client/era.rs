@@ -1,0 +1,232 @@
+//! Which protocol era a server speaks, learned from one `server/discover` probe.
+//!
+//! The probe is the 2026-07-28 form of `server/discover`: it has no side effect, and
+//! servers of both eras answer it recognisably. Only a definite answer decides the era and
+//! may be cached; an answer that says "not now" (408, 429, 5xx) or no answer at all is
+//! transient: the driver retries within its deadline ([`Retry`]) and caches nothing.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
+use crate::mcp::{DiscoverResult, EmptyParams, methods, parse};
+use crate::meta::RequestMetaBuilder;
+use crate::version::{self, ProtocolVersion};
+
+use super::framing::Framing;
+use super::outgoing::{Expect, Identity, Outgoing};
+use super::rpc_error::RpcError;
+
+/// The protocol era of a server, with the version to speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Era {
+    /// `initialize` and sessions (2025-03-26 to 2025-11-25); the version is negotiated
+    /// per session.
+    Handshake,
+    /// No handshake: every request carries this version in `_meta` and headers.
+    Stateless(ProtocolVersion),
+}
+
+impl Era {
+    /// A short name for diagnostics: `handshake` or the stateless version.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Handshake => "handshake",
+            Self::Stateless(v) => v.as_str(),
+        }
+    }
+}
+
+/// The probe: `server/discover` as a 2026-07-28 request with id `id`.
+pub fn probe(id: RequestId, identity: &Identity) -> Outgoing {
+    let version = ProtocolVersion::LATEST;
+    let params = EmptyParams {
+        meta: Some(
+            RequestMetaBuilder::new(version, identity.capabilities.clone())
+                .client_info(identity.info.clone())
+                .build(),
+        ),
+        ..EmptyParams::default()
+    };
+    let body = jsonrpc::encode_request(&id, methods::SERVER_DISCOVER, &params).unwrap_or_default();
+    let framing = Framing::Stateless(version);
+    let mut out = Outgoing::new(
+        methods::SERVER_DISCOVER,
+        body,
+        framing.headers(methods::SERVER_DISCOVER, None, Vec::new()),
+        Expect::Response(id),
+    );
+    out.idempotent = true;
+    out
+}
+
+/// What came back for the probe.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub enum ProbeAnswer<'a> {
+    /// A `2xx` reply whose final message is this text (a result or an error response).
+    Message(&'a str),
+    /// An error status; `rpc` is the JSON-RPC error its body held, `retry_after` its
+    /// `Retry-After`.
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON-RPC error in the body.
+        rpc: Option<&'a RpcError>,
+        /// `WWW-Authenticate` of a 401 or 403.
+        challenge: Option<&'a str>,
+        /// `Retry-After`, when the server sent one in seconds.
+        retry_after: Option<Duration>,
+    },
+    /// A reply that is not an answer to a request at all (`202`, a body that is not our
+    /// response, an unknown content type): a server that does not know the method.
+    NotAnAnswer,
+    /// No answer: the connection failed or timed out (`why` says how).
+    NoAnswer {
+        /// What went wrong, for the message if the call fails.
+        why: &'a str,
+    },
+}
+
+/// What a probe's answer says about the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// The server speaks this era; keep it for later calls.
+    Speaks(Era),
+    /// The server refused our credentials: no era can be learned and the call cannot go on.
+    Refused(String),
+    /// The server is not ready or did not answer; try again after `retry_after` (or a
+    /// backoff of the driver's), and cache nothing.
+    Transient {
+        /// Why, for the message when retries run out.
+        why: String,
+        /// What the server asked for, if anything.
+        retry_after: Option<Duration>,
+    },
+}
+
+/// The verdict on one answer to the probe. The table is in `docs/call-path.md`.
+pub fn verdict(answer: ProbeAnswer<'_>) -> Verdict {
+    match answer {
+        ProbeAnswer::Message(text) => from_message(text),
+        ProbeAnswer::Status {
+            status,
+            rpc,
+            challenge,
+            retry_after,
+        } => match status {
+            401 | 403 => Verdict::Refused(match challenge {
+                Some(c) => format!("the server refused the credentials ({status}; {c})"),
+                None => format!("the server refused the credentials ({status})"),
+            }),
+            408 | 429 | 500..=599 => Verdict::Transient {
+                why: format!("the server answered {status} to server/discover"),
+                retry_after,
+            },
+            _ => rpc.map_or(Verdict::Speaks(Era::Handshake), from_rpc_error),
+        },
+        ProbeAnswer::NotAnAnswer => Verdict::Speaks(Era::Handshake),
+        ProbeAnswer::NoAnswer { why } => Verdict::Transient {
+            why: why.to_owned(),
+            retry_after: None,
+        },
+    }
+}
+
+fn from_message(text: &str) -> Verdict {
+    match jsonrpc::decode(text.as_bytes()) {
+        Ok(Incoming::Single(Message::Response(r))) => match parse::<DiscoverResult>(r.result) {
+            Ok(found) => match version::pick_stateless(&found.supported_versions) {
+                Some(v) => Verdict::Speaks(Era::Stateless(v)),
+                // A result naming only handshake versions (or none we know).
+                None => Verdict::Speaks(Era::Handshake),
+            },
+            // A success that is not a DiscoverResult (some servers answer `{}` to anything).
+            Err(_) => Verdict::Speaks(Era::Handshake),
+        },
+        Ok(Incoming::Single(Message::Error(e))) => from_rpc_error(&RpcError::from_object(&e.error)),
+        _ => Verdict::Speaks(Era::Handshake),
+    }
+}
+
+fn from_rpc_error(error: &RpcError) -> Verdict {
+    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        && let Some(v) = version::pick_stateless(&error.supported_versions())
+    {
+        return Verdict::Speaks(Era::Stateless(v));
+    }
+    // -32000 (no session), -32601 (unknown method), -32602, -32022 with only handshake
+    // versions: all say the server wants the handshake.
+    Verdict::Speaks(Era::Handshake)
+}
+
+/// How long to wait before the next probe after a transient answer, and when to stop.
+#[derive(Clone, Debug, Default)]
+pub struct Retry {
+    attempts: u32,
+}
+
+impl Retry {
+    /// Probes tried at most, the first included.
+    pub const MAX_ATTEMPTS: u32 = 4;
+    /// The first backoff; it doubles each time.
+    const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+    /// The longest backoff of our own.
+    const MAX_BACKOFF: Duration = Duration::from_secs(4);
+
+    /// After a transient answer: the wait before probing again, or `None` to give up,
+    /// because the attempts are spent or the wait would not end within `remaining`.
+    /// A server's `Retry-After` is honoured as it is, if it fits.
+    pub fn next_wait(
+        &mut self,
+        retry_after: Option<Duration>,
+        remaining: Duration,
+    ) -> Option<Duration> {
+        self.attempts += 1;
+        if self.attempts >= Self::MAX_ATTEMPTS {
+            return None;
+        }
+        let backoff = Self::FIRST_BACKOFF
+            .saturating_mul(1 << (self.attempts - 1).min(8))
+            .min(Self::MAX_BACKOFF);
+        let wait = retry_after.unwrap_or(backoff);
+        (wait < remaining).then_some(wait)
+    }
+
+    /// Probes sent so far that got a transient answer.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+}
+
+/// Verdicts by server URL, for the life of a client. Only [`Verdict::Speaks`] is kept.
+#[derive(Debug, Default)]
+pub struct EraCache {
+    map: Mutex<HashMap<String, Era>>,
+}
+
+impl EraCache {
+    /// The cached era of `url`, if any.
+    pub fn get(&self, url: &str) -> Option<Era> {
+        self.lock().get(url).copied()
+    }
+
+    /// Remembers the era of `url`.
+    pub fn set(&self, url: &str, era: Era) {
+        self.lock().insert(url.to_owned(), era);
+    }
+
+    /// Forgets `url`, so the next call probes again.
+    pub fn forget(&self, url: &str) {
+        self.lock().remove(url);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Era>> {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,144 @@
+//! How a request is framed in each era: its headers and, in the 2026 era, its `_meta`.
+
+use crate::headers::{self, encode_header_str};
+use crate::mcp::RequestMeta;
+use crate::meta::RequestMetaBuilder;
+use crate::version::ProtocolVersion;
+
+use super::era::Era;
+use super::outgoing::{Header, Identity};
+
+/// Resume attempts for a broken handshake-era reply stream (SEP-1699).
+const HANDSHAKE_RESUMES: u32 = 2;
+
+/// How the requests of one exchange are framed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Framing {
+    /// Handshake era: the session id (if the server gave one) and the negotiated version
+    /// (`None` before `initialize` has been answered).
+    Handshake {
+        /// `Mcp-Session-Id`.
+        session: Option<String>,
+        /// The negotiated version, sent as `MCP-Protocol-Version` where it has one.
+        version: Option<ProtocolVersion>,
+    },
+    /// 2026 era at this version: every request describes itself.
+    Stateless(ProtocolVersion),
+}
+
+impl Framing {
+    /// Framing before a handshake-era session exists (for `initialize`).
+    pub fn before_session() -> Self {
+        Self::Handshake {
+            session: None,
+            version: None,
+        }
+    }
+
+    /// The framing a server of `era` needs before any session.
+    pub fn for_era(era: Era) -> Self {
+        match era {
+            Era::Handshake => Self::before_session(),
+            Era::Stateless(v) => Self::Stateless(v),
+        }
+    }
+
+    /// The era.
+    pub fn era(&self) -> Era {
+        match self {
+            Self::Handshake { .. } => Era::Handshake,
+            Self::Stateless(v) => Era::Stateless(*v),
+        }
+    }
+
+    /// The session id, in a handshake-era session that has one.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::Handshake { session, .. } => session.as_deref(),
+            Self::Stateless(_) => None,
+        }
+    }
+
+    /// The headers of a request for `method`: in a session its id and version; in the 2026
+    /// era the version, `Mcp-Method`, `Mcp-Name` (`name`, encoded when it is not plain
+    /// ASCII) and the `Mcp-Param-*` headers in `params` (name, encoded value).
+    pub fn headers(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        params: Vec<(String, String)>,
+    ) -> Vec<Header> {
+        let mut out = self.base_headers();
+        if let Self::Stateless(_) = self {
+            out.push(Header::new(lower(headers::MCP_METHOD), method));
+            if let Some(name) = name {
+                out.push(Header::new(
+                    lower(headers::MCP_NAME),
+                    encode_header_str(name),
+                ));
+            }
+            out.extend(
+                params
+                    .into_iter()
+                    .map(|(name, value)| Header::new(name.to_ascii_lowercase(), value)),
+            );
+        }
+        out
+    }
+
+    /// The headers that hold for every message of the exchange (a session's DELETE, a
+    /// resuming GET): the session id and version only.
+    pub fn base_headers(&self) -> Vec<Header> {
+        let mut out = Vec::with_capacity(4);
+        match self {
+            Self::Handshake { session, version } => {
+                if let Some(id) = session {
+                    out.push(Header::sensitive(
+                        lower(headers::MCP_SESSION_ID),
+                        id.clone(),
+                    ));
+                }
+                if let Some(v) = version.filter(|v| v.uses_version_header()) {
+                    out.push(Header::new(
+                        lower(headers::MCP_PROTOCOL_VERSION),
+                        v.as_str(),
+                    ));
+                }
+            }
+            Self::Stateless(v) => {
+                out.push(Header::new(
+                    lower(headers::MCP_PROTOCOL_VERSION),
+                    v.as_str(),
+                ));
+            }
+        }
+        out
+    }
+
+    /// How often a reply stream that breaks before the response may be resumed: in the
+    /// handshake era a few times (SEP-1699); in the 2026 era never (a broken stream loses
+    /// the request).
+    pub fn resume_attempts(&self) -> u32 {
+        match self {
+            Self::Handshake { .. } => HANDSHAKE_RESUMES,
+            Self::Stateless(_) => 0,
+        }
+    }
+
+    /// The `_meta` of a request: in the 2026 era the version, capabilities and client
+    /// info it must carry; in the handshake era nothing (they were sent once, with
+    /// `initialize`).
+    pub fn meta(&self, identity: &Identity) -> RequestMeta {
+        match self {
+            Self::Stateless(v) => RequestMetaBuilder::new(*v, identity.capabilities.clone())
+                .client_info(identity.info.clone())
+                .build(),
+            Self::Handshake { .. } => RequestMeta::default(),
+        }
+    }
+}
+
+fn lower(name: &str) -> String {
+    name.to_ascii_lowercase()
+}

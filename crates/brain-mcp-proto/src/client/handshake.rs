@@ -1,0 +1,151 @@
+//! The handshake era's session: `initialize`, the negotiated version, closing and
+//! cancelling.
+
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{self, Incoming, Message, RequestId};
+use crate::mcp::{CancelledParams, InitializeParams, InitializeResult, methods, parse};
+use crate::version::{self, ProtocolVersion};
+
+use super::framing::Framing;
+use super::outgoing::{Expect, Header, Identity, Outgoing};
+use super::rpc_error::RpcError;
+
+/// The version offered in `initialize`: the newest handshake-era revision.
+pub const OFFERED: ProtocolVersion = version::LATEST_HANDSHAKE;
+
+/// `initialize` with id `id`.
+///
+/// Not idempotent: a resent `initialize` can open a second session the client never
+/// learns of, and so never closes.
+pub fn initialize(id: RequestId, identity: &Identity) -> Outgoing {
+    let params = InitializeParams {
+        protocol_version: OFFERED.as_str().to_owned(),
+        capabilities: identity.capabilities.clone(),
+        client_info: identity.info.clone(),
+        meta: None,
+        extra: serde_json::Map::new(),
+    };
+    let body = jsonrpc::encode_request(&id, methods::INITIALIZE, &params).unwrap_or_default();
+    let framing = Framing::before_session();
+    let mut out = Outgoing::new(
+        methods::INITIALIZE,
+        body,
+        framing.headers(methods::INITIALIZE, None, Vec::new()),
+        Expect::Response(id),
+    );
+    out.resume_attempts = framing.resume_attempts();
+    out.resume_headers = framing.base_headers();
+    out
+}
+
+/// Why a session could not be opened.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum HandshakeError {
+    /// The server answered `initialize` with a JSON-RPC error.
+    Refused(RpcError),
+    /// The server's answer breaks the protocol (an unreadable result, a version we do
+    /// not speak).
+    Protocol(String),
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Refused(e) => write!(f, "the server refused the handshake: {e}"),
+            Self::Protocol(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The session opened by the final message `text` of the `initialize` reply, whose HTTP
+/// reply carried `session_id` (servers may run without one).
+pub fn opened(text: &str, session_id: Option<String>) -> Result<Framing, HandshakeError> {
+    let result = match jsonrpc::decode(text.as_bytes()) {
+        Ok(Incoming::Single(Message::Response(r))) => r.result,
+        Ok(Incoming::Single(Message::Error(e))) => {
+            return Err(HandshakeError::Refused(RpcError::from_object(&e.error)));
+        }
+        _ => {
+            return Err(HandshakeError::Protocol(
+                "the answer to initialize is not a JSON-RPC response".into(),
+            ));
+        }
+    };
+    negotiated(result, session_id)
+}
+
+/// The session opened by `result`, the result of `initialize` (an error answer having
+/// been read already), whose HTTP reply carried `session_id`.
+pub fn negotiated(
+    result: &RawValue,
+    session_id: Option<String>,
+) -> Result<Framing, HandshakeError> {
+    let result: InitializeResult = parse(result)
+        .map_err(|e| HandshakeError::Protocol(format!("invalid initialize result: {e}")))?;
+    let negotiated = version::negotiate_handshake(&result.protocol_version).map_err(|e| {
+        HandshakeError::Protocol(format!(
+            "the server answered initialize with protocol version {:?}: {e}",
+            result.protocol_version
+        ))
+    })?;
+    Ok(Framing::Handshake {
+        session: session_id,
+        version: Some(negotiated),
+    })
+}
+
+/// `notifications/initialized`, the second and last step of the handshake.
+pub fn initialized(session: &Framing) -> Outgoing {
+    let body = jsonrpc::encode_bare_notification(methods::INITIALIZED);
+    let mut out = Outgoing::new(
+        methods::INITIALIZED,
+        body,
+        session.headers(methods::INITIALIZED, None, Vec::new()),
+        Expect::Accepted,
+    );
+    out.idempotent = true;
+    out
+}
+
+/// `notifications/cancelled` for `request` in `session`: what a handshake-era client
+/// sends when it stops waiting for a request. The 2026 era has no such message (closing
+/// the reply stream cancels), so there it is `None`.
+pub fn cancel(session: &Framing, request: RequestId, reason: &str) -> Option<Outgoing> {
+    if !matches!(session, Framing::Handshake { .. }) {
+        return None;
+    }
+    let params = CancelledParams {
+        request_id: Some(request),
+        reason: Some(reason.to_owned()),
+        meta: None,
+        extra: serde_json::Map::new(),
+    };
+    let body = jsonrpc::encode_notification(methods::CANCELLED, Some(&params)).ok()?;
+    Some(Outgoing::new(
+        methods::CANCELLED,
+        body,
+        session.headers(methods::CANCELLED, None, Vec::new()),
+        Expect::Accepted,
+    ))
+}
+
+/// The headers of the DELETE that ends `session`; `None` when there is nothing to end
+/// (no session id).
+pub fn close(session: &Framing) -> Option<Vec<Header>> {
+    session.session_id()?;
+    Some(session.base_headers())
+}
+
+/// Whether the answer to the DELETE means the session is over: `2xx`, `405` (the server
+/// does not let clients end sessions; it will expire) and `404` (already gone).
+pub fn closed(status: u16) -> bool {
+    (200..300).contains(&status) || status == 405 || status == 404
+}
+
+/// Whether an error status to a request in `session` means the session is gone: `404`
+/// to a request that carried a session id.
+pub fn expired(session: &Framing, status: u16) -> bool {
+    status == 404 && session.session_id().is_some()
+}

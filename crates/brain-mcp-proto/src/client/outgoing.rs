@@ -1,0 +1,122 @@
+//! What the core asks a driver to send.
+
+use crate::jsonrpc::RequestId;
+use crate::mcp::{ClientCapabilities, Implementation};
+
+/// One header of a request. Names are lower-case; `sensitive` marks values that must not
+/// be logged (a session id is a credential of sorts).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Header {
+    /// The header name, lower-case.
+    pub name: String,
+    /// The value, ready to send.
+    pub value: String,
+    /// Whether the value must be hidden from logs and `Debug`.
+    pub sensitive: bool,
+}
+
+impl Header {
+    /// A header that may be shown.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            sensitive: false,
+        }
+    }
+
+    /// A header whose value must not be shown.
+    pub fn sensitive(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            sensitive: true,
+            ..Self::new(name, value)
+        }
+    }
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = if self.sensitive { "***" } else { &self.value };
+        write!(f, "{}: {value}", self.name)
+    }
+}
+
+/// What the reply to a message must be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Expect {
+    /// A request: the reply carries the response to this id.
+    Response(RequestId),
+    /// A notification or a response of ours: `202`, `204` or an empty `200`.
+    Accepted,
+}
+
+/// One message for the driver to POST.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Outgoing {
+    /// The JSON-RPC method (`""` for a response to a server request), for logs.
+    pub method: String,
+    /// The encoded message.
+    pub body: Vec<u8>,
+    /// The headers the era asks for (never the bearer token: the driver adds it).
+    pub headers: Vec<Header>,
+    /// What the reply must be.
+    pub expect: Expect,
+    /// Whether it has no side effect, so the transport may resend it once on a pooled
+    /// connection that turns out to be closed.
+    pub idempotent: bool,
+    /// How many times a reply stream that breaks before the response may be resumed
+    /// (`GET` with `Last-Event-ID`), with [`Self::resume_headers`]; 0 never.
+    pub resume_attempts: u32,
+    /// The headers of a resuming `GET`.
+    pub resume_headers: Vec<Header>,
+}
+
+impl Outgoing {
+    pub(crate) fn new(method: &str, body: Vec<u8>, headers: Vec<Header>, expect: Expect) -> Self {
+        Self {
+            method: method.to_owned(),
+            body,
+            headers,
+            expect,
+            idempotent: false,
+            resume_attempts: 0,
+            resume_headers: Vec::new(),
+        }
+    }
+}
+
+/// Who the client is: what it sends as `clientInfo` and the capabilities it declares.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Identity {
+    /// `clientInfo`.
+    pub info: Implementation,
+    /// The declared capabilities (none, for a client that answers no server request).
+    pub capabilities: ClientCapabilities,
+}
+
+impl Identity {
+    /// A client named `info` that declares no capability.
+    pub fn new(info: Implementation) -> Self {
+        Self {
+            info,
+            capabilities: ClientCapabilities::default(),
+        }
+    }
+
+    /// The same client declaring `capabilities`.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Whether the client declared it can answer requests for user input.
+    pub fn answers_input(&self) -> bool {
+        let c = &self.capabilities;
+        c.elicitation.is_some() || c.sampling.is_some() || c.roots.is_some()
+    }
+}

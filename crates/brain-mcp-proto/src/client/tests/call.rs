@@ -1,0 +1,333 @@
+use serde_json::{Map, Value, json};
+
+use super::{identity, json as parse};
+use crate::client::{Action, Call, CallError, CallRequest, Expect, Framing, Identity, Refusal};
+use crate::jsonrpc::{ErrorCode, RequestId};
+use crate::mcp::{ClientCapabilities, ElicitationCapability};
+use crate::version::ProtocolVersion;
+
+const V2026: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+fn session() -> Framing {
+    Framing::Handshake {
+        session: Some("sid".into()),
+        version: Some(ProtocolVersion::V2025_11_25),
+    }
+}
+
+fn with_input() -> Identity {
+    identity().with_capabilities(ClientCapabilities {
+        elicitation: Some(ElicitationCapability::default()),
+        ..ClientCapabilities::default()
+    })
+}
+
+fn args() -> Map<String, Value> {
+    let Value::Object(m) =
+        serde_json::from_str(r#"{"region":"eu","n":123456789012345678901234567890}"#).unwrap()
+    else {
+        unreachable!()
+    };
+    m
+}
+
+fn start(
+    framing: Framing,
+    who: &Identity,
+    arguments: &Map<String, Value>,
+) -> (Call, crate::client::Outgoing) {
+    let schema = json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});
+    let scope: &'static Map<String, Value> = Box::leak(Box::new(
+        [("brain.dev/scope".to_owned(), json!({"tenant_id": "t"}))]
+            .into_iter()
+            .collect(),
+    ));
+    let mut request = CallRequest::new("get weather", arguments, RequestId::from("call-1"));
+    request.meta = Some(scope);
+    request.input_schema = Some(Box::leak(Box::new(schema)));
+    Call::start(framing, RequestId::Number(7), &request, who)
+}
+
+fn drain(call: &mut Call) -> Vec<Action> {
+    std::iter::from_fn(|| call.poll()).collect()
+}
+
+fn finished(actions: &[Action]) -> &Result<Box<serde_json::value::RawValue>, CallError> {
+    match actions.last() {
+        Some(Action::Finished(outcome)) => outcome,
+        other => panic!("not finished: {other:?}"),
+    }
+}
+
+#[test]
+fn the_request_per_era() {
+    let arguments = args();
+    let (_, out) = start(session(), &identity(), &arguments);
+    let text = String::from_utf8(out.body.clone()).unwrap();
+    assert!(
+        text.contains(r#""n":123456789012345678901234567890"#),
+        "numbers exactly: {text}"
+    );
+    let body = parse(&out.body);
+    assert_eq!(body["params"]["name"], "get weather");
+    assert_eq!(
+        body["params"]["_meta"],
+        json!({"progressToken": "call-1", "brain.dev/scope": {"tenant_id": "t"}})
+    );
+    assert_eq!(out.expect, Expect::Response(RequestId::Number(7)));
+    assert!(!out.idempotent, "a call is never resent");
+    assert_eq!(out.resume_attempts, 2);
+    let names: Vec<&str> = out.headers.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["mcp-session-id", "mcp-protocol-version"]);
+
+    let (_, out) = start(Framing::Stateless(V2026), &identity(), &arguments);
+    let body = parse(&out.body);
+    let meta = &body["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({})
+    );
+    assert_eq!(meta["progressToken"], "call-1");
+    assert_eq!(
+        out.resume_attempts, 0,
+        "a broken 2026 stream loses the request"
+    );
+    let headers: Vec<(String, String)> = out
+        .headers
+        .iter()
+        .map(|h| (h.name.clone(), h.value.clone()))
+        .collect();
+    assert!(headers.contains(&("mcp-method".into(), "tools/call".into())));
+    assert!(headers.contains(&("mcp-name".into(), "get weather".into())));
+    assert!(
+        headers.contains(&("mcp-param-region".into(), "eu".into())),
+        "{headers:?}"
+    );
+}
+
+#[test]
+fn progress_for_our_token_only_with_exact_numbers() {
+    let arguments = args();
+    let (mut call, _) = start(session(), &identity(), &arguments);
+    call.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"call-1","progress":0.1000000000000000055511151231257827,"total":3,"message":"m"}}"#);
+    call.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":2}}"#);
+    call.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#);
+    let actions = drain(&mut call);
+    assert_eq!(actions.len(), 1);
+    let Action::Progress(p) = &actions[0] else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(
+        p.progress.to_string(),
+        "0.1000000000000000055511151231257827"
+    );
+    assert_eq!(
+        p.total.as_ref().map(ToString::to_string).as_deref(),
+        Some("3")
+    );
+    assert_eq!(p.message.as_deref(), Some("m"));
+}
+
+#[test]
+fn server_requests_in_a_session() {
+    let arguments = args();
+    let (mut call, _) = start(session(), &identity(), &arguments);
+    call.handle_message(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#);
+    call.handle_message(r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#);
+    let actions = drain(&mut call);
+    let [Action::Send(pong), Action::Send(refusal)] = &actions[..] else {
+        panic!("{actions:?}")
+    };
+    let pong_text = String::from_utf8(pong.body.clone()).unwrap();
+    assert!(
+        pong_text.contains(r#""id":9007199254740993"#),
+        "{pong_text}"
+    );
+    assert_eq!(parse(&pong.body)["result"], json!({}));
+    assert_eq!(pong.expect, Expect::Accepted);
+    assert_eq!(parse(&refusal.body)["error"]["code"], -32601);
+    assert!(!call.is_finished(), "the call goes on");
+
+    // Input requests: refused and the call fails, for a client that gives no input...
+    call.handle_message(r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{}}"#);
+    let actions = drain(&mut call);
+    assert!(
+        matches!(&actions[0], Action::Send(out) if parse(&out.body)["error"]["code"] == -32601)
+    );
+    assert!(
+        matches!(finished(&actions), Err(CallError::NeedsInput(m)) if m.contains("elicitation/create"))
+    );
+    assert!(call.cancel().is_none(), "an answered call needs no cancel");
+
+    // ...handed to the responder otherwise, and answered with what it says.
+    let (mut call, _) = start(session(), &with_input(), &arguments);
+    call.handle_message(
+        r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"message":"ok?"}}"#,
+    );
+    let actions = drain(&mut call);
+    let [Action::Ask { id, method, params }] = &actions[..] else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(method, "elicitation/create");
+    assert_eq!(
+        params.as_ref().map(|p| p.get()),
+        Some(r#"{"message":"ok?"}"#)
+    );
+    let answer = call.answer(id, Ok(json!({"action": "accept", "content": {}})));
+    assert_eq!(parse(&answer.body)["result"]["action"], "accept");
+    let refusal = call.answer(id, Err(Refusal::new(ErrorCode(-1), "no")));
+    assert_eq!(parse(&refusal.body)["error"]["message"], "no");
+}
+
+#[test]
+fn server_requests_in_the_2026_era_end_the_call_at_once() {
+    let arguments = args();
+    for (message, expect_input) in [
+        (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, false),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#,
+            true,
+        ),
+    ] {
+        let (mut call, _) = start(Framing::Stateless(V2026), &with_input(), &arguments);
+        call.handle_message(message);
+        let actions = drain(&mut call);
+        assert_eq!(actions.len(), 1, "nothing is POSTed back in the 2026 era");
+        match finished(&actions) {
+            Err(CallError::NeedsInput(_)) => assert!(expect_input),
+            Err(CallError::Protocol(m)) => assert!(!expect_input && m.contains("ping"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn results_and_errors_whatever_carried_them() {
+    let arguments = args();
+    let (mut call, _) = start(session(), &identity(), &arguments);
+    call.handle_response(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#);
+    assert_eq!(
+        finished(&drain(&mut call)).as_ref().map(|r| r.get()).ok(),
+        Some(r#"{"content":[]}"#)
+    );
+    assert!(call.cancel().is_none());
+
+    // -32022 in a 200 body and with a 400 status: the same error, and in the 2026 era
+    // both say the cached era is stale.
+    let stale = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"]}}}"#;
+    let (mut in_body, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
+    in_body.handle_response(stale);
+    let from_body = finished(&drain(&mut in_body)).clone().unwrap_err();
+    let (mut in_status, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
+    assert!(in_status.handle_status(400, crate::client::RpcError::from_body(stale.as_bytes())));
+    let from_status = finished(&drain(&mut in_status)).clone().unwrap_err();
+    assert_eq!(from_body, from_status);
+    assert!(
+        matches!(from_body, CallError::Rpc { forget_era: true, ref error } if error.supported_versions() == ["2026-07-28"])
+    );
+    // In a session the same code means nothing about a cached era.
+    let (mut old, _) = start(session(), &identity(), &arguments);
+    old.handle_response(stale);
+    assert!(matches!(
+        finished(&drain(&mut old)),
+        Err(CallError::Rpc {
+            forget_era: false,
+            ..
+        })
+    ));
+
+    // Statuses without a JSON-RPC error are the driver's, except a session that is gone.
+    let (mut call, _) = start(session(), &identity(), &arguments);
+    assert!(!call.handle_status(500, None));
+    assert!(!call.handle_status(401, None));
+    assert!(call.handle_status(404, None));
+    assert!(matches!(
+        finished(&drain(&mut call)),
+        Err(CallError::SessionExpired)
+    ));
+
+    let (mut call, _) = start(session(), &identity(), &arguments);
+    call.handle_response("{not json");
+    assert!(matches!(
+        finished(&drain(&mut call)),
+        Err(CallError::Protocol(_))
+    ));
+}
+
+#[test]
+fn input_required_rounds() {
+    let arguments = args();
+    let asked = r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"ok?"}}},"requestState":"st-1"}}"#;
+    // Without a responder: the call needs input it cannot get.
+    let (mut call, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
+    call.handle_response(asked);
+    assert!(
+        matches!(finished(&drain(&mut call)), Err(CallError::NeedsInput(m)) if m.contains("input_required"))
+    );
+
+    // With one: the requests, then a retry with a new id, the answers and the state.
+    let who = with_input();
+    let (mut call, first) = start(Framing::Stateless(V2026), &who, &arguments);
+    call.handle_response(asked);
+    let actions = drain(&mut call);
+    let [Action::InputRequired { requests, state }] = &actions[..] else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        (requests[0].key.as_str(), requests[0].method.as_str()),
+        ("confirm", "elicitation/create")
+    );
+    assert_eq!(state.as_deref(), Some("st-1"));
+    let mut answers = Map::new();
+    answers.insert(
+        "confirm".into(),
+        json!({"action": "accept", "content": {"ok": true}}),
+    );
+    let request = CallRequest::new("get weather", &arguments, RequestId::from("call-1"));
+    let retry = call.retry(
+        RequestId::Number(8),
+        &request,
+        &who,
+        &answers,
+        state.as_deref(),
+    );
+    let body = parse(&retry.body);
+    assert_eq!(body["id"], 8);
+    assert_eq!(body["params"]["inputResponses"], Value::Object(answers));
+    assert_eq!(body["params"]["requestState"], "st-1");
+    assert_eq!(call.request_id(), &RequestId::Number(8));
+    assert!(parse(&first.body)["params"].get("inputResponses").is_none());
+    call.handle_response(
+        r#"{"jsonrpc":"2.0","id":8,"result":{"content":[],"resultType":"complete"}}"#,
+    );
+    assert!(finished(&drain(&mut call)).is_ok());
+
+    // A server that keeps asking is cut off.
+    let (mut call, _) = start(Framing::Stateless(V2026), &who, &arguments);
+    for _ in 0..9 {
+        call.handle_response(asked);
+        let _ = drain(&mut call);
+        let _ = call.retry(RequestId::Number(9), &request, &who, &Map::new(), None);
+    }
+    assert!(call.is_finished());
+}
+
+#[test]
+fn cancelling_per_era() {
+    let arguments = args();
+    let (call, _) = start(session(), &identity(), &arguments);
+    let cancel = call
+        .cancel()
+        .expect("a session cancels with a notification");
+    assert_eq!(parse(&cancel.body)["params"]["requestId"], 7);
+    let (call, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
+    assert!(
+        call.cancel().is_none(),
+        "the 2026 era cancels by closing the stream"
+    );
+}

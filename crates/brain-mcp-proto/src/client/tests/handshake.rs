@@ -1,0 +1,114 @@
+use super::{identity, json};
+use crate::client::handshake::{self, HandshakeError};
+use crate::client::{Expect, Framing, RpcError};
+use crate::jsonrpc::{ErrorCode, RequestId};
+use crate::version::ProtocolVersion;
+
+#[test]
+fn initialize_offers_the_newest_handshake_version_and_is_not_resent() {
+    let out = handshake::initialize(RequestId::Number(1), &identity());
+    let body = json(&out.body);
+    assert_eq!(body["method"], "initialize");
+    assert_eq!(body["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(body["params"]["capabilities"], serde_json::json!({}));
+    assert!(
+        !out.idempotent,
+        "a resent initialize could open a session nobody closes"
+    );
+    assert!(out.headers.is_empty(), "no session, no version yet");
+    assert_eq!(out.resume_attempts, 2);
+}
+
+#[test]
+fn the_answer_opens_a_session_at_the_negotiated_version() {
+    let ok = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+    let session = handshake::opened(ok, Some("sid-1".into())).unwrap();
+    assert_eq!(
+        session,
+        Framing::Handshake {
+            session: Some("sid-1".into()),
+            version: Some(ProtocolVersion::V2025_06_18)
+        }
+    );
+    let headers = session.headers(
+        "tools/call",
+        Some("ignored"),
+        vec![("Mcp-Param-X".into(), "1".into())],
+    );
+    let shown: Vec<String> = headers.iter().map(|h| format!("{h:?}")).collect();
+    assert_eq!(
+        shown,
+        ["mcp-session-id: ***", "mcp-protocol-version: 2025-06-18"]
+    );
+    let init = handshake::initialized(&session);
+    assert_eq!(json(&init.body)["method"], "notifications/initialized");
+    assert_eq!(init.expect, Expect::Accepted);
+
+    let refused =
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"down","data":{"why":1}}}"#;
+    let err = handshake::opened(refused, None).unwrap_err();
+    let HandshakeError::Refused(error) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
+    assert_eq!(error.data_text(), Some(r#"{"why":1}"#));
+    assert_eq!(
+        error,
+        RpcError::from_body(refused.as_bytes()).unwrap(),
+        "one reading of an error"
+    );
+
+    for bad in [
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2026-07-28","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        "not json",
+    ] {
+        assert!(
+            matches!(
+                handshake::opened(bad, None),
+                Err(HandshakeError::Protocol(_))
+            ),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn closing_and_cancelling() {
+    let session = Framing::Handshake {
+        session: Some("sid".into()),
+        version: Some(ProtocolVersion::V2025_11_25),
+    };
+    let headers = handshake::close(&session).unwrap();
+    assert_eq!(headers.len(), 2);
+    assert!(
+        handshake::close(&Framing::Handshake {
+            session: None,
+            version: None
+        })
+        .is_none()
+    );
+    for status in [200, 204, 404, 405] {
+        assert!(handshake::closed(status), "{status}");
+    }
+    assert!(!handshake::closed(500));
+    assert!(handshake::expired(&session, 404));
+    assert!(!handshake::expired(
+        &Framing::Stateless(ProtocolVersion::V2026_07_28),
+        404
+    ));
+
+    let cancel = handshake::cancel(&session, RequestId::Number(9), "why").unwrap();
+    let body = json(&cancel.body);
+    assert_eq!(body["method"], "notifications/cancelled");
+    assert_eq!(body["params"]["requestId"], 9);
+    assert!(
+        handshake::cancel(
+            &Framing::Stateless(ProtocolVersion::V2026_07_28),
+            RequestId::Number(9),
+            "why"
+        )
+        .is_none()
+    );
+}

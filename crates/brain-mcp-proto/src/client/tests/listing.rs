@@ -1,0 +1,87 @@
+use super::{identity, json};
+use crate::client::listing::{self, Exchange, Step};
+use crate::client::{CallError, Framing, RpcError};
+use crate::jsonrpc::RequestId;
+use crate::version::ProtocolVersion;
+
+const V2026: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+#[test]
+fn a_page_request_per_era() {
+    let out = listing::request(
+        &Framing::Stateless(V2026),
+        RequestId::Number(3),
+        Some("c2".into()),
+        &identity(),
+    );
+    let body = json(&out.body);
+    assert_eq!(body["params"]["cursor"], "c2");
+    assert_eq!(
+        body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert!(out.idempotent);
+    let session = Framing::Handshake {
+        session: Some("s".into()),
+        version: Some(ProtocolVersion::V2025_11_25),
+    };
+    let out = listing::request(&session, RequestId::Number(4), None, &identity());
+    assert!(
+        json(&out.body)
+            .get("params")
+            .is_none_or(|p| p.get("_meta").is_none())
+    );
+}
+
+#[test]
+fn server_requests_follow_the_same_rules_as_in_a_call() {
+    let session = Exchange::new(Framing::Handshake {
+        session: Some("s".into()),
+        version: Some(ProtocolVersion::V2025_11_25),
+    });
+    assert!(matches!(
+        session.handle_message(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        Step::Send(_)
+    ));
+    assert!(matches!(
+        session.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#),
+        Step::Continue
+    ));
+    // In the 2026 era a request on the stream ends the exchange at once, as in a call.
+    let modern = Exchange::new(Framing::Stateless(V2026));
+    assert!(matches!(
+        modern.handle_message(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        Step::Done(Err(CallError::Protocol(m))) if m.contains("ping")
+    ));
+    assert!(matches!(
+        modern.handle_message(r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create"}"#),
+        Step::Done(Err(CallError::NeedsInput(_)))
+    ));
+}
+
+#[test]
+fn a_stale_era_is_read_alike_from_a_body_and_a_status() {
+    let modern = Exchange::new(Framing::Stateless(V2026));
+    let stale = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"]}}}"#;
+    let from_body = modern.handle_response(stale).unwrap_err();
+    let from_status = modern
+        .handle_status(400, RpcError::from_body(stale.as_bytes()))
+        .expect("the core decides a JSON-RPC error with any status");
+    assert_eq!(from_body, from_status);
+    assert!(matches!(
+        from_body,
+        CallError::Rpc {
+            forget_era: true,
+            ..
+        }
+    ));
+    assert!(
+        modern.handle_status(500, None).is_none(),
+        "a bare status is the driver's"
+    );
+    assert!(
+        modern
+            .handle_status(401, RpcError::from_body(stale.as_bytes()))
+            .is_none()
+    );
+}

@@ -1,0 +1,19 @@
+//! The client core's tests: every decision, with no socket, no runtime and no clock.
+
+mod call;
+mod era;
+mod handshake;
+mod listing;
+
+use serde_json::Value;
+
+use super::Identity;
+use crate::mcp::Implementation;
+
+fn identity() -> Identity {
+    Identity::new(Implementation::new("brain-test", "1.0"))
+}
+
+fn json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap()
+}
