@@ -85,7 +85,7 @@ async fn text_image_and_structured_results() {
     // binding carries the tool's output schema, so the value was also validated.
     let binding = get("get-structured-content");
     assert!(
-        binding.output_schema.is_some(),
+        binding.output_schema().is_some(),
         "the tool has an output schema"
     );
     let out = call(&h, &binding, "c-st", json!({"location": "New York"})).await;
@@ -211,8 +211,9 @@ async fn a_timed_out_call_is_cleaned_up_and_the_client_goes_on() {
     let long = config
         .get("trigger-long-running-operation")
         .expect("binding");
-    let mut short = long.as_ref().clone();
-    short.timeout = std::time::Duration::from_secs(1);
+    let mut form = long.to_value();
+    form["timeout_seconds"] = json!(1);
+    let short = brain_tools_core::Binding::from_value(&form).expect("a 1 s binding");
     let out = call(&h, &short, "c-late", json!({"duration": 30, "steps": 30})).await;
     assert_failure(&out.result, "timeout", true);
     // The cancel and DELETE against the real server finish within their deadlines.

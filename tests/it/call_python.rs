@@ -29,7 +29,10 @@ async fn common_tools(h: &Harness, url: &str, era: &str) {
     assert_eq!(out.result, wrapped_text(&id("echo"), "hi there"));
 
     let add = get("add");
-    assert!(add.output_schema.is_some(), "add declares an output schema");
+    assert!(
+        add.output_schema().is_some(),
+        "add declares an output schema"
+    );
     let out = call(h, &add, &id("add"), json!({"a": 2, "b": 40})).await;
     let content = out.result["content"].as_array().expect("content").clone();
     assert_eq!(content.len(), 1, "exactly one text block: {}", out.result);

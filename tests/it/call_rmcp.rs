@@ -36,7 +36,10 @@ async fn echo_add_progress_and_fail(h: &Harness, url: &str) {
     assert_eq!(out.result, success("r-echo", text, None));
 
     let add = get("add");
-    assert!(add.output_schema.is_some(), "add declares an output schema");
+    assert!(
+        add.output_schema().is_some(),
+        "add declares an output schema"
+    );
     let out = call(h, &add, "r-add", json!({"a": 20, "b": 22})).await;
     let content = out.result["content"].as_array().expect("content").clone();
     assert_eq!(content.len(), 1, "exactly one text block: {}", out.result);

@@ -111,12 +111,7 @@ pub(crate) async fn call_with(h: &Harness, binding: &Binding, call: Call) -> Out
         let value = serde_json::to_value(ToolEvent::Progress(event)).expect("progress JSON");
         seen.lock().expect("progress lock").push(value);
     };
-    let tool_call = ToolCall {
-        tenant: call.tenant,
-        session_id: "session-1".to_owned(),
-        call_id: call.call_id,
-        arguments: call.args,
-    };
+    let tool_call = ToolCall::new(call.tenant, "session-1".to_owned(), call.call_id, call.args);
     let event = match call.token {
         None => run_call(binding, tool_call, &h.executor, &sink, &call.cancel).await,
         Some(token) => {

@@ -80,12 +80,12 @@ fn call_from_printed(printed: &str, tool: &str, arguments: Value) -> ToolResultE
         .expect("runtime");
     runtime.block_on(async {
         let executor = McpExecutor::new(McpClient::new().expect("client"));
-        let call = ToolCall {
-            tenant: TENANT.to_owned(),
-            session_id: "discovery-session".to_owned(),
-            call_id: "discovery-call-1".to_owned(),
+        let call = ToolCall::new(
+            TENANT.to_owned(),
+            "discovery-session".to_owned(),
+            "discovery-call-1".to_owned(),
             arguments,
-        };
+        );
         let event = run_call(
             &binding,
             call,

@@ -46,12 +46,7 @@ async fn call_elicit(era: Era) -> (Value, Arc<Confirming>, TestServer) {
     let client = McpClient::new().expect("a client");
     let responder = Arc::new(Confirming::default());
     let executor = McpExecutor::with_responder(client.clone(), responder.clone());
-    let call = ToolCall {
-        tenant: TENANT.into(),
-        session_id: "s".into(),
-        call_id: "r-1".into(),
-        arguments: json!({}),
-    };
+    let call = ToolCall::new(TENANT, "s", "r-1", json!({}));
     let bound = binding(spec("elicit", &server.url(), "elicit"));
     let result = run_call(
         &bound,

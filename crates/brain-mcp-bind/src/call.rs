@@ -78,16 +78,17 @@ impl ToolExecutor for McpExecutor {
     async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
         let binding = ctx.binding;
         let bearer = ctx.token.as_ref().map(|t| BearerToken::new(t.expose()));
-        let (Some(url), Some(tool)) = (binding.url.as_deref(), binding.mcp_tool.as_deref()) else {
+        let Some(mcp) = binding.mcp() else {
             return Err(ToolFailure::before_send(
                 ErrorKind::ConnectFailed,
                 format!(
                     "binding {:?} is not an MCP binding (url and mcp_tool are required)",
-                    binding.name
+                    binding.name()
                 ),
             ));
         };
-        let target = Target::new(url, bearer)
+        let tool = mcp.tool();
+        let target = Target::new(mcp.url().as_str(), bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?;
         match self.execute_at(&target, tool, &ctx).await {
             Ok(output) => Ok(redact::output(&target, output)),
@@ -115,8 +116,8 @@ impl McpExecutor {
             RequestId::String(ctx.call.call_id.clone()),
         );
         request.meta = Some(&scope);
-        request.input_schema = Some(&binding.input_schema);
-        let budget = read_budget(binding.max_output_bytes);
+        request.input_schema = Some(binding.input_schema());
+        let budget = read_budget(binding.max_output_bytes());
         let answer = match era {
             Era::Handshake => {
                 let mut session = probe::open_session(&self.client, target, &self.identity)

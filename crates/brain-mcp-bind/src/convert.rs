@@ -40,6 +40,11 @@ pub(crate) fn convert(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError>
                 "invalid tools/call result: {e}"
             )));
         }
+        Ok(_) => {
+            return Err(StepError::Protocol(
+                "the server answered with a result of a kind Brain does not support".into(),
+            ));
+        }
     };
     let mut content = Vec::with_capacity(result.content.len() + 1);
     for (index, block) in result.content.iter().enumerate() {
@@ -62,11 +67,11 @@ pub(crate) fn convert(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError>
             )));
         }
     };
-    Ok(ToolOutput {
+    Ok(ToolOutput::new(
         content,
-        is_error: result.is_error == Some(true),
-        structured_content: structured,
-    })
+        structured,
+        result.is_error == Some(true),
+    ))
 }
 
 fn json_kind(value: &Value) -> &'static str {

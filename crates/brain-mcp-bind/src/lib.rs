@@ -9,6 +9,7 @@
 //!
 //! The binaries `mcp-call` and `mcp-tools` are thin wrappers over [`cmd`].
 
+#![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod call;
 mod client;
 pub mod cmd;
@@ -16,12 +17,11 @@ mod convert;
 pub mod discover;
 mod exchange;
 mod failure;
-pub mod flags;
 mod probe;
 mod redact;
 mod responder;
 mod session;
-pub mod text;
+mod text;
 
 pub use brain_mcp_proto::client::Era;
 pub use call::{ENVELOPE_ALLOWANCE, McpExecutor};

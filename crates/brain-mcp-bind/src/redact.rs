@@ -27,6 +27,7 @@ pub(crate) fn output(target: &Target, mut output: ToolOutput) -> ToolOutput {
         match block {
             ContentBlock::Text { text } => scrub(target, text),
             ContentBlock::Image { mime_type, .. } => scrub(target, mime_type),
+            _ => {}
         }
     }
     if let Some(value) = &mut output.structured_content {
@@ -78,17 +79,17 @@ mod tests {
             Target::new("http://h/mcp", Some(BearerToken::new("tok-123456"))).expect("url");
         let out = output(
             &target,
-            ToolOutput {
-                content: vec![
+            ToolOutput::new(
+                vec![
                     ContentBlock::text("auth was Bearer tok-123456"),
                     ContentBlock::Image {
                         data: "aGk=".into(),
                         mime_type: "image/TOK-123456".into(),
                     },
                 ],
-                structured_content: Some(json!({"tok-123456": ["x tok-123456", 1]})),
-                is_error: false,
-            },
+                Some(json!({"tok-123456": ["x tok-123456", 1]})),
+                false,
+            ),
         );
         let text = serde_json::to_string(&(out.content, out.structured_content)).expect("json");
         assert!(!text.to_lowercase().contains("tok-123456"), "{text}");

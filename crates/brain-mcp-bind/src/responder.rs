@@ -7,7 +7,7 @@
 //! declares the capability and hands every such request to it, in either era.
 
 use async_trait::async_trait;
-use brain_mcp_proto::mcp::{ClientCapabilities, ElicitationCapability};
+use brain_mcp_proto::mcp::ClientCapabilities;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -18,10 +18,7 @@ pub use brain_mcp_proto::client::Refusal;
 pub trait Responder: Send + Sync {
     /// The capabilities the client declares (by default: form elicitation).
     fn capabilities(&self) -> ClientCapabilities {
-        ClientCapabilities {
-            elicitation: Some(ElicitationCapability::default()),
-            ..ClientCapabilities::default()
-        }
+        ClientCapabilities::default().with_elicitation()
     }
 
     /// The result for request `method` with `params` (an `ElicitResult`, a

@@ -1,7 +1,7 @@
 //! Small text helpers shared by the commands: edit distance for "did you mean" hints.
 
 /// The Levenshtein distance between two strings, counted in characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
@@ -18,7 +18,7 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Names from `candidates` close to `name` (distance at most a third of its length, at least 1),
 /// closest first, at most three.
-pub fn close_matches<'a>(
+pub(crate) fn close_matches<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Vec<&'a str> {

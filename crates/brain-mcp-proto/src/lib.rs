@@ -54,6 +54,7 @@
 //! assert_eq!(request, br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod client;

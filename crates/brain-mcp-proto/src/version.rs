@@ -7,6 +7,7 @@ use std::fmt;
 /// Ordering follows release order from an explicit list; version strings
 /// are never compared as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ProtocolVersion {
     /// 2025-03-26 (handshake; batches allowed).
     V2025_03_26,
@@ -94,6 +95,7 @@ impl serde::Serialize for ProtocolVersion {
 
 /// The server picked a version this client cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VersionError {
     /// Not a version this crate knows.
     #[error("unknown protocol version {0:?}")]

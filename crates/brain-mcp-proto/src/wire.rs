@@ -34,6 +34,7 @@ macro_rules! wire_struct {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone)]
+        #[non_exhaustive]
         pub struct $name {
             $( $(#[$fmeta])* pub $field: $ty, )*
             /// Members this crate does not model, kept so re-encoding loses nothing.
@@ -176,6 +177,7 @@ macro_rules! open_enum {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )*
             /// A value this crate does not know, kept as sent.

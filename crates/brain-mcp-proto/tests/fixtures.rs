@@ -261,6 +261,9 @@ fn check_result(
             Ok(CallToolResponse::Other { result_type, .. }) => {
                 let _ = writeln!(errors, "{at}: unexpected resultType {result_type}");
             }
+            Ok(other) => {
+                let _ = writeln!(errors, "{at}: unexpected result {other:?}");
+            }
             Err(e) => {
                 let _ = writeln!(errors, "{at}: {e}");
             }

@@ -38,6 +38,7 @@ impl std::fmt::Debug for HttpClient {
 
 /// Why an [`HttpClient`] could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// An extra root certificate was rejected.
     #[error("extra root certificate {index} is not a valid CA certificate")]

@@ -6,6 +6,7 @@ use rustls::pki_types::CertificateDer;
 
 /// Settings of an [`HttpClient`](crate::HttpClient). `Default` gives production values.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ClientConfig {
     /// Trust the platform's root certificates (default true).
     pub native_roots: bool,

@@ -17,6 +17,7 @@ pub const MESSAGE_LIMIT: usize = 2048;
 
 /// What the caller may assume about the request when an exchange failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: a request never left, may have arrived, or was answered
 pub enum Delivery {
     /// The request certainly did not reach the server (DNS, TCP or TLS failure, an
     /// invalid request, a refused redirect, or hyper handed the request back unsent).

@@ -48,6 +48,7 @@
 //! wrapping calls in `tokio::time::timeout`. Dropping a [`stdio::StdioProcess`] kills
 //! the child; [`stdio::StdioProcess::close`] ends it gracefully first.
 
+#![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod body;
 mod client;
 mod config;

@@ -2,6 +2,7 @@
 
 /// The reply body formats this transport understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ContentType {
     /// `application/json` (any parameters, any case).
     Json,

@@ -69,6 +69,7 @@ impl PostRequest {
 
 /// The server's reply to a POST.
 #[derive(Debug)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: a POST is accepted or answered with a stream
 pub enum PostReply {
     /// `202`, `204` or an empty `200`: the notification or response was accepted.
     Accepted,

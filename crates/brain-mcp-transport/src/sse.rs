@@ -15,6 +15,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SseEvent {
     /// The `event` field, or `None` when the event had none (type "message").
     pub event: Option<String>,
@@ -26,6 +27,7 @@ pub struct SseEvent {
 
 /// A decoder error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SseError {
     /// One event grew beyond the configured byte limit.
     #[error("an SSE event exceeds the per-event limit of {limit} bytes")]

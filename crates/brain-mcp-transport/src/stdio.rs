@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 /// How to start a stdio server. `Debug` shows environment variable names only: their
 /// values often hold credentials.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct StdioConfig {
     /// The program to run (looked up on `PATH` when not a path).
     pub program: OsString,
@@ -90,6 +91,7 @@ impl std::fmt::Debug for StdioConfig {
 
 /// A stdio transport failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StdioError {
     /// The program could not be started.
     #[error("could not start `{program}`")]

@@ -21,6 +21,7 @@ use crate::sse::{SseDecoder, SseError, SseEvent};
 
 /// One JSON-RPC message the server sent for our POST.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Inbound {
     /// The message text: exactly one JSON-RPC message, to decode with `brain-mcp-proto`.
     pub text: String,

@@ -8,37 +8,76 @@ use serde_json::Value;
 
 use crate::config::{self, ConfigErrors};
 use crate::schema::{CompiledSchema, Violations};
+use crate::url::EndpointUrl;
 
 /// One tool as the host config declares it, checked and with its schemas compiled.
 ///
 /// Obtain bindings from [`crate::HostConfig`] or [`Binding::from_value`]; both check every
-/// rule of the config format (see `docs/config.md`).
+/// rule of the config format (see `docs/config.md`), so a `Binding` always holds: a valid
+/// name, an object input schema that compiled, an [`Endpoint`] whose MCP part has both its
+/// URL and its tool, tenants, and limits in range. Fields are read through accessors.
 #[derive(Clone)]
 pub struct Binding {
-    /// The name the model sees.
-    pub name: String,
-    /// The description the model sees.
-    pub description: String,
-    /// JSON Schema for the arguments; always a `"type": "object"` schema.
-    pub input_schema: Value,
-    /// The tool's endpoint. Always present on an MCP binding.
-    pub url: Option<String>,
-    /// The tool's name on the MCP server; present exactly on MCP bindings.
-    pub mcp_tool: Option<String>,
-    /// The environment variable that holds the bearer token, if the tool needs one.
-    pub token_env: Option<String>,
-    /// The tenants that may call the tool; never empty.
-    pub tenants: Vec<String>,
-    /// The limit on the whole call (`timeout_seconds`, default 300).
-    pub timeout: Duration,
-    /// The largest result accepted, in bytes of its JSON (default 1 MiB).
-    pub max_output_bytes: usize,
-    /// JSON Schema that successful structured results must match.
-    pub output_schema: Option<Value>,
-    /// Whether the tool receives a session inspection token (never on MCP bindings).
-    pub inspect_session: bool,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) token_env: Option<String>,
+    pub(crate) tenants: Vec<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_output_bytes: usize,
+    pub(crate) output_schema: Option<Value>,
     pub(crate) input_validator: CompiledSchema,
     pub(crate) output_validator: Option<CompiledSchema>,
+}
+
+/// Where a binding's tool is reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Endpoint {
+    /// A tool on an MCP server (the binding has `mcp_tool`).
+    Mcp(McpEndpoint),
+    /// An HTTP or SSE tool, whose executor is the host's business.
+    Http(HttpEndpoint),
+}
+
+/// An MCP binding's server and tool, always together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpEndpoint {
+    pub(crate) url: EndpointUrl,
+    pub(crate) tool: String,
+}
+
+impl McpEndpoint {
+    /// The server's MCP endpoint.
+    pub fn url(&self) -> &EndpointUrl {
+        &self.url
+    }
+
+    /// The tool's name on the server.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+}
+
+/// An HTTP or SSE tool's URL (when it has one) and whether it receives a session
+/// inspection token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpEndpoint {
+    pub(crate) url: Option<EndpointUrl>,
+    pub(crate) inspect_session: bool,
+}
+
+impl HttpEndpoint {
+    /// The tool's URL, when the config gives one.
+    pub fn url(&self) -> Option<&EndpointUrl> {
+        self.url.as_ref()
+    }
+
+    /// Whether the tool receives a session inspection token.
+    pub fn inspect_session(&self) -> bool {
+        self.inspect_session
+    }
 }
 
 impl Binding {
@@ -48,9 +87,75 @@ impl Binding {
         config::parse_single_binding(value)
     }
 
+    /// The name the model sees.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description the model sees.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON Schema of the arguments (always a `"type": "object"` schema).
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// Where the tool is reached.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The MCP server and tool, on an MCP binding.
+    pub fn mcp(&self) -> Option<&McpEndpoint> {
+        match &self.endpoint {
+            Endpoint::Mcp(mcp) => Some(mcp),
+            Endpoint::Http(_) => None,
+        }
+    }
+
+    /// The endpoint URL as written in the config, when the binding has one.
+    pub fn url(&self) -> Option<&str> {
+        match &self.endpoint {
+            Endpoint::Mcp(mcp) => Some(mcp.url.as_str()),
+            Endpoint::Http(http) => http.url.as_ref().map(EndpointUrl::as_str),
+        }
+    }
+
+    /// The environment variable holding the bearer token, if the tool needs one.
+    pub fn token_env(&self) -> Option<&str> {
+        self.token_env.as_deref()
+    }
+
+    /// The tenants that may call the tool; never empty.
+    pub fn tenants(&self) -> &[String] {
+        &self.tenants
+    }
+
+    /// The limit on the whole call (`timeout_seconds`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The largest result accepted, in bytes (`max_output_bytes`).
+    pub fn max_output_bytes(&self) -> usize {
+        self.max_output_bytes
+    }
+
+    /// The JSON Schema successful structured results must match, if any.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// Whether the tool receives a session inspection token (never on MCP bindings).
+    pub fn inspect_session(&self) -> bool {
+        matches!(&self.endpoint, Endpoint::Http(http) if http.inspect_session)
+    }
+
     /// Whether this is an MCP binding (`mcp_tool` is set).
     pub fn is_mcp(&self) -> bool {
-        self.mcp_tool.is_some()
+        matches!(self.endpoint, Endpoint::Mcp(_))
     }
 
     /// Whether `tenant` may call this tool. Tenants compare exactly; there are no wildcards.
@@ -107,14 +212,14 @@ impl Binding {
             name: &self.name,
             description: &self.description,
             input_schema: &self.input_schema,
-            url: self.url.as_deref(),
-            mcp_tool: self.mcp_tool.as_deref(),
+            url: self.url(),
+            mcp_tool: self.mcp().map(McpEndpoint::tool),
             token_env: self.token_env.as_deref(),
             tenants: &self.tenants,
             timeout_seconds: self.timeout.as_secs(),
             max_output_bytes: self.max_output_bytes,
             output_schema: self.output_schema.as_ref(),
-            inspect_session: self.inspect_session,
+            inspect_session: self.inspect_session(),
         };
         serde_json::to_value(form).unwrap_or(Value::Null)
     }
@@ -124,14 +229,12 @@ impl fmt::Debug for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Binding")
             .field("name", &self.name)
-            .field("url", &self.url)
-            .field("mcp_tool", &self.mcp_tool)
+            .field("endpoint", &self.endpoint)
             .field("token_env", &self.token_env)
             .field("tenants", &self.tenants)
             .field("timeout", &self.timeout)
             .field("max_output_bytes", &self.max_output_bytes)
             .field("has_output_schema", &self.output_schema.is_some())
-            .field("inspect_session", &self.inspect_session)
             .finish_non_exhaustive()
     }
 }

@@ -27,6 +27,7 @@ pub const MAX_ERROR_MESSAGE: usize = 4096;
 /// One event of a tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum ToolEvent {
     /// Live progress while the call runs.
     #[serde(rename = "tool.progress")]
@@ -38,6 +39,7 @@ pub enum ToolEvent {
 
 /// Progress reported by the tool while the call runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ProgressEvent {
     /// The call this progress belongs to.
     pub call_id: String,
@@ -54,6 +56,7 @@ pub struct ProgressEvent {
 /// The final result of a call. Build it with [`Self::success`], [`Self::tool_error`] or
 /// [`Self::failure`] so that the shape matches the contract in the module docs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResultEvent {
     /// The call this result belongs to.
     pub call_id: String,
@@ -135,6 +138,7 @@ impl ToolResultEvent {
 /// A content block of a result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContentBlock {
     /// Text.
     Text {
@@ -158,6 +162,7 @@ impl ContentBlock {
 }
 
 /// Brain's side of a failure: a machine-readable kind and a message.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolError {
     /// What kind of failure.
@@ -167,6 +172,7 @@ pub struct ToolError {
 }
 
 /// The kinds of failure that are Brain's rather than the tool's.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {

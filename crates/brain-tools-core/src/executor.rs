@@ -15,6 +15,7 @@ use crate::secret::Secret;
 
 /// One call of a tool, as the host asks for it.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The session's tenant; checked against the binding's `tenants`.
     pub tenant: String,
@@ -24,6 +25,23 @@ pub struct ToolCall {
     pub call_id: String,
     /// The arguments; checked against the binding's `input_schema`.
     pub arguments: Value,
+}
+
+impl ToolCall {
+    /// A call by `tenant`'s session `session_id`, named `call_id`, with `arguments`.
+    pub fn new(
+        tenant: impl Into<String>,
+        session_id: impl Into<String>,
+        call_id: impl Into<String>,
+        arguments: Value,
+    ) -> Self {
+        Self {
+            tenant: tenant.into(),
+            session_id: session_id.into(),
+            call_id: call_id.into(),
+            arguments,
+        }
+    }
 }
 
 /// Where live progress events go. Called in order, from the task running the call.
@@ -40,6 +58,7 @@ impl<F: Fn(ProgressEvent) + Send + Sync> ProgressSink for F {
 
 /// A sink that drops every event, for callers that do not show progress.
 #[derive(Clone, Copy, Debug, Default)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: a unit type
 pub struct NoProgress;
 
 impl ProgressSink for NoProgress {
@@ -131,6 +150,7 @@ impl SendMarker {
 /// that must happen anyway (for MCP: `notifications/cancelled`, closing the session) belongs
 /// in `Drop` and must not block. `cancel` fires too, for tasks the executor spawned.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ExecContext<'a> {
     /// The call.
     pub call: &'a ToolCall,
@@ -157,6 +177,7 @@ impl ExecContext<'_> {
 }
 
 /// What the tool returned.
+#[non_exhaustive]
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
     /// Content blocks for the model.
@@ -168,6 +189,20 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// What a tool returned: content blocks, a structured value, and whether the tool
+    /// itself reported an error.
+    pub fn new(
+        content: Vec<ContentBlock>,
+        structured_content: Option<Value>,
+        is_error: bool,
+    ) -> Self {
+        Self {
+            content,
+            structured_content,
+            is_error,
+        }
+    }
+
     /// A successful text result.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
@@ -259,6 +294,7 @@ impl std::io::Write for Counter {
 }
 
 /// Why an executor could not complete a call.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}")]
 pub struct ToolFailure {

@@ -11,6 +11,7 @@
 //! This crate does no network IO: executors (such as the MCP binding) do, inside the
 //! pipeline's rules.
 
+#![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod binding;
 mod config;
 mod event;
@@ -21,7 +22,7 @@ mod secret;
 mod text;
 mod url;
 
-pub use binding::Binding;
+pub use binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
 pub use event::{
     ContentBlock, ErrorKind, MAX_ERROR_MESSAGE, ProgressEvent, ToolError, ToolEvent,

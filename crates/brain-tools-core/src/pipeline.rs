@@ -40,7 +40,7 @@ pub async fn run_call_with(
     cancel: &CancellationToken,
     token_lookup: &(dyn Fn(&str) -> Result<Secret, SecretError> + Sync),
 ) -> ToolResultEvent {
-    let deadline = tokio::time::Instant::now() + binding.timeout;
+    let deadline = tokio::time::Instant::now() + binding.timeout();
     let refuse =
         |kind, message: String| ToolResultEvent::failure(&call.call_id, kind, message, false);
 
@@ -49,7 +49,8 @@ pub async fn run_call_with(
             ErrorKind::TenantNotAllowed,
             format!(
                 "tenant \"{}\" may not use tool \"{}\"",
-                call.tenant, binding.name
+                call.tenant,
+                binding.name()
             ),
         );
     }
@@ -58,16 +59,16 @@ pub async fn run_call_with(
             ErrorKind::InvalidArguments,
             format!(
                 "arguments do not match the input schema of \"{}\": {violations}",
-                binding.name
+                binding.name()
             ),
         );
     }
-    let token = match binding.token_env.as_deref().map(token_lookup).transpose() {
+    let token = match binding.token_env().map(token_lookup).transpose() {
         Ok(token) => token,
         Err(error) => {
             return refuse(
                 ErrorKind::MissingToken,
-                format!("no token for tool \"{}\": {error}", binding.name),
+                format!("no token for tool \"{}\": {error}", binding.name()),
             );
         }
     };
@@ -95,8 +96,8 @@ pub async fn run_call_with(
             ErrorKind::Timeout,
             format!(
                 "tool \"{}\" did not finish within its timeout of {} s",
-                binding.name,
-                binding.timeout.as_secs()
+                binding.name(),
+                binding.timeout().as_secs()
             ),
         )),
     };
@@ -122,14 +123,14 @@ pub async fn run_call_with(
 /// Applies the output limit and the output-schema check to what the tool returned, then
 /// adds the text copy of a structured value (not counted against the limit).
 fn finish(binding: &Binding, call_id: &str, mut output: ToolOutput) -> ToolResultEvent {
-    let limit = binding.max_output_bytes;
+    let limit = binding.max_output_bytes();
     if output.serialized_len(limit) > limit {
         return ToolResultEvent::failure(
             call_id,
             ErrorKind::OutputTooLarge,
             format!(
                 "the result of tool \"{}\" is larger than its max_output_bytes ({limit} bytes)",
-                binding.name
+                binding.name()
             ),
             true,
         );
@@ -152,7 +153,7 @@ fn finish(binding: &Binding, call_id: &str, mut output: ToolOutput) -> ToolResul
                 ErrorKind::OutputSchemaMismatch,
                 format!(
                     "the result of tool \"{}\" does not match its output_schema: {reason}",
-                    binding.name
+                    binding.name()
                 ),
                 true,
             );

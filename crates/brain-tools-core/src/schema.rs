@@ -79,6 +79,7 @@ impl fmt::Debug for CompiledSchema {
 
 /// One schema violation: where in the instance, and what is wrong there.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Violation {
     /// JSON Pointer into the checked value (`""` is the value itself).
     pub instance_path: String,
@@ -98,6 +99,7 @@ impl fmt::Display for Violation {
 
 /// Every violation found in one value; never empty.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Violations(pub Vec<Violation>);
 
 impl fmt::Display for Violations {

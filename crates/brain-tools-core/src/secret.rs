@@ -57,6 +57,7 @@ impl fmt::Display for Secret {
 
 /// Why a token could not be read. Names the variable only.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SecretError {
     /// The variable is not set.
     #[error("environment variable {0} is not set")]

@@ -36,12 +36,7 @@ fn binding(extra: Value) -> Binding {
 }
 
 fn call(tenant: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        tenant: tenant.into(),
-        session_id: "s1".into(),
-        call_id: "c1".into(),
-        arguments,
-    }
+    ToolCall::new(tenant, "s1", "c1", arguments)
 }
 
 /// What the executor does once called.
@@ -419,11 +414,11 @@ async fn an_already_cancelled_call_never_reaches_the_executor() {
 
 #[tokio::test]
 async fn output_over_the_limit_fails_and_at_the_limit_passes() {
-    let output = ToolOutput {
-        content: vec![ContentBlock::text("x".repeat(100))],
-        structured_content: Some(json!({"n": 1})),
-        is_error: false,
-    };
+    let output = ToolOutput::new(
+        vec![ContentBlock::text("x".repeat(100))],
+        Some(json!({"n": 1})),
+        false,
+    );
     let size = output.serialized_len(usize::MAX);
     assert_eq!(
         size,
@@ -446,9 +441,10 @@ async fn output_over_the_limit_fails_and_at_the_limit_passes() {
     );
 
     // The tool's own error results are limited too.
-    let tool_error = Recorder::returning(ToolOutput {
-        is_error: true,
-        ..output
+    let tool_error = Recorder::returning({
+        let mut c = output;
+        c.is_error = true;
+        c
     });
     let result = run(&over, call("acme", json!({"query": "x"})), &tool_error).await;
     assert_failure(&result, ErrorKind::OutputTooLarge, true);
@@ -460,11 +456,7 @@ async fn the_structured_value_counts_once_and_gets_one_text_copy() {
     // returned 600 KB, which is under 1 MiB.
     let structured = json!({"blob": "y".repeat(600_000)});
     let copy = ContentBlock::text(serde_json::to_string_pretty(&structured).unwrap());
-    let output = ToolOutput {
-        content: vec![copy.clone()],
-        structured_content: Some(structured.clone()),
-        is_error: false,
-    };
+    let output = ToolOutput::new(vec![copy.clone()], Some(structured.clone()), false);
     let size = output.serialized_len(usize::MAX);
     assert_eq!(size, 2 + structured.to_string().len());
     let limited = binding(json!({"max_output_bytes": 1_048_576}));
@@ -482,11 +474,11 @@ async fn the_structured_value_counts_once_and_gets_one_text_copy() {
     );
 
     // Without a copy, Brain adds one after the limit was applied.
-    let bare = ToolOutput {
-        content: vec![ContentBlock::text("note")],
-        structured_content: Some(json!({"n": 12345678901234567890123_u128})),
-        is_error: false,
-    };
+    let bare = ToolOutput::new(
+        vec![ContentBlock::text("note")],
+        Some(json!({"n": 12345678901234567890123_u128})),
+        false,
+    );
     let at_limit = binding(json!({"max_output_bytes": bare.serialized_len(usize::MAX)}));
     let result = run(
         &at_limit,
@@ -535,10 +527,12 @@ async fn structured_results_are_checked_against_the_output_schema() {
         "properties": {"total": {"type": "integer"}},
         "required": ["total"]
     }}));
-    let structured = |value: Value| ToolOutput {
-        content: vec![ContentBlock::text(value.to_string())],
-        structured_content: Some(value),
-        is_error: false,
+    let structured = |value: Value| {
+        ToolOutput::new(
+            vec![ContentBlock::text(value.to_string())],
+            Some(value),
+            false,
+        )
     };
 
     let good = Recorder::returning(structured(json!({"total": 3})));
@@ -565,9 +559,10 @@ async fn structured_results_are_checked_against_the_output_schema() {
     );
 
     // A tool's own error result is not checked, and keeps its content.
-    let tool_error = Recorder::returning(ToolOutput {
-        is_error: true,
-        ..ToolOutput::text("it broke")
+    let tool_error = Recorder::returning({
+        let mut c = ToolOutput::text("it broke");
+        c.is_error = true;
+        c
     });
     let result = run(&binding, call("acme", json!({"query": "x"})), &tool_error).await;
     assert_eq!(

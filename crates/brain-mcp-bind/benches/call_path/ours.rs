@@ -42,12 +42,12 @@ impl OurClient {
             "timeout_seconds": 30
         }))
         .expect("a valid binding");
-        let call = ToolCall {
-            tenant: "bench".into(),
-            session_id: "bench-session".into(),
-            call_id: "bench-call".into(),
-            arguments: json!({"text": "hello from the call-path benchmark"}),
-        };
+        let call = ToolCall::new(
+            "bench",
+            "bench-session",
+            "bench-call",
+            json!({"text": "hello from the call-path benchmark"}),
+        );
         Self {
             executor: McpExecutor::new(client.clone()),
             client,

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, ids};
-use crate::flags::{self, FlagSpec, Parsed};
+use super::flags::{self, FlagSpec, Parsed};
 use crate::{McpClient, McpExecutor, text};
 
 /// How long the command waits for background cleanup (cancel, DELETE) before exiting.
@@ -104,7 +104,7 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
     let config = HostConfig::load_path(Path::new(config_path))
         .map_err(|e| format!("invalid host config {config_path}:\n{e}"))?;
     let Some(binding) = config.get(&tool) else {
-        let names = config.tools().iter().map(|b| b.name.as_str());
+        let names = config.tools().iter().map(|b| b.name());
         let close = text::close_matches(&tool, names);
         let hint = if close.is_empty() {
             String::new()
@@ -128,16 +128,16 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
         }
         None => Value::Object(serde_json::Map::new()),
     };
-    let call = ToolCall {
+    let call = ToolCall::new(
         tenant,
-        session_id: flags
+        flags
             .get("session")
             .map_or_else(|| ids::generate("session"), str::to_owned),
-        call_id: flags
+        flags
             .get("call-id")
             .map_or_else(|| ids::generate("call"), str::to_owned),
         arguments,
-    };
+    );
     Ok(Some(Prepared { config, tool, call }))
 }
 

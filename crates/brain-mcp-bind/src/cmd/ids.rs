@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// The digits come from std's randomly keyed SipHash over the time, the process id and a
 /// counter: unique in practice and unpredictable enough for correlation ids, which is all
 /// these are (they are not secrets).
-pub fn generate(prefix: &str) -> String {
+pub(crate) fn generate(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = SystemTime::now()

@@ -3,7 +3,8 @@
 //! Each takes its arguments and output streams and returns the process exit code.
 
 pub mod call;
-pub mod ids;
+mod flags;
+mod ids;
 pub mod tools;
 
 /// Exit code: the command ran and its result is not an error.

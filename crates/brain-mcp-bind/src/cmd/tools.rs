@@ -9,7 +9,7 @@ use brain_tools_core::EndpointUrl;
 
 use crate::McpClient;
 use crate::discover::{self, DEFAULT_DEADLINE, Request};
-use crate::flags::{self, FlagSpec, Parsed};
+use super::flags::{self, FlagSpec, Parsed};
 
 const SPECS: &[FlagSpec] = &[
     FlagSpec {

@@ -12,6 +12,7 @@ const MAX_DEPTH: usize = 64;
 
 /// The JSON type of a mirrored parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ParamKind {
     /// `"type": "string"`.
     String,
@@ -23,6 +24,7 @@ pub enum ParamKind {
 
 /// One parameter a tool wants mirrored into a header.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ParamHeader {
     /// The full header name, e.g. `Mcp-Param-Region`.
     pub header_name: String,
@@ -35,6 +37,7 @@ pub struct ParamHeader {
 /// Why a schema's `x-mcp-header` annotations make the tool unusable over HTTP.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid x-mcp-header at {location}: {problem}")]
+#[non_exhaustive]
 pub struct InvalidParamHeader {
     /// JSON-pointer-like location of the annotated schema, e.g. `/properties/region`.
     pub location: String,

@@ -9,6 +9,7 @@ const SUFFIX: &str = "?=";
 
 /// A header value with the base64 sentinel could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderValueError {
     /// The text between the sentinels is not base64.
     #[error("header value has the base64 sentinel but invalid base64")]

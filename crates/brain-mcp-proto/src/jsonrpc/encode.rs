@@ -9,6 +9,7 @@ use super::{ErrorCode, RequestId};
 /// (for example a map with non-string keys, or a failing `Serialize` impl).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot encode the {part} of a JSON-RPC {kind}: {source}")]
+#[non_exhaustive]
 pub struct EncodeError {
     /// `request`, `notification` or `response`.
     pub kind: &'static str,

@@ -6,6 +6,7 @@ use serde_json::value::RawValue;
 
 /// Why bytes could not be decoded as JSON-RPC, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DecodeError {
     /// Position of the offending message inside a batch; `None` for a single message.
     pub batch_index: Option<usize>,

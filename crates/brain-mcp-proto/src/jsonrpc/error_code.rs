@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Unknown codes are kept as they are; [`ErrorCode::name`] returns `None` for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: a JSON-RPC error code is an integer
 pub struct ErrorCode(pub i64);
 
 impl ErrorCode {

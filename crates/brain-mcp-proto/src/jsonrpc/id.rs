@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize, Serializer};
 /// Ordering puts every number before every string; it exists so ids can be
 /// kept in ordered maps, not because it means anything on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC ids are integers or strings
 pub enum RequestId {
     /// An integer id, as most clients send.
     Number(i64),

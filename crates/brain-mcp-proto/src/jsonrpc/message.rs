@@ -8,6 +8,7 @@ use super::{ErrorCode, RequestId};
 
 /// A request: it has an id and expects a response.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC 2.0 fixes these members
 pub struct Request<'a> {
     /// The id the response will carry.
     pub id: RequestId,
@@ -19,6 +20,7 @@ pub struct Request<'a> {
 
 /// A notification: a method call without an id, never answered.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC 2.0 fixes these members
 pub struct Notification<'a> {
     /// The method name.
     pub method: Cow<'a, str>,
@@ -28,6 +30,7 @@ pub struct Notification<'a> {
 
 /// A successful response.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC 2.0 fixes these members
 pub struct Response<'a> {
     /// The id of the request this answers.
     pub id: RequestId,
@@ -37,6 +40,7 @@ pub struct Response<'a> {
 
 /// An error response.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC 2.0 fixes these members
 pub struct ErrorResponse<'a> {
     /// The id of the request this answers. `None` when the id was missing,
     /// `null`, or not a valid id at all (the peer could not read the request):
@@ -48,6 +52,7 @@ pub struct ErrorResponse<'a> {
 
 /// The `error` member of an error response.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC 2.0 fixes these members
 pub struct ErrorObject<'a> {
     /// The error code.
     pub code: ErrorCode,
@@ -59,6 +64,7 @@ pub struct ErrorObject<'a> {
 
 /// Any single JSON-RPC message.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: JSON-RPC 2.0 has these four kinds of message
 pub enum Message<'a> {
     /// A request.
     Request(Request<'a>),
@@ -118,6 +124,7 @@ impl<'a> Message<'a> {
 
 /// What [`decode`](super::decode) found: one message or a batch.
 #[derive(Debug, Clone)]
+#[allow(clippy::exhaustive_enums, clippy::exhaustive_structs)] // complete: a message arrives alone or in a batch
 pub enum Incoming<'a> {
     /// A single message (the only form since 2025-06-18).
     Single(Message<'a>),

@@ -26,6 +26,15 @@ wire_struct! {
     }
 }
 
+impl ClientCapabilities {
+    /// These capabilities plus form-mode elicitation (`"elicitation": {}`).
+    #[must_use]
+    pub fn with_elicitation(mut self) -> Self {
+        self.elicitation = Some(ElicitationCapability::default());
+        self
+    }
+}
+
 wire_struct! {
     /// A capability whose only flag is `listChanged`.
     #[derive(Default)]

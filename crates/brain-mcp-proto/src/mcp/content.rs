@@ -15,6 +15,7 @@ use super::{Annotations, Icon, Meta};
 /// its type, is kept verbatim as [`ContentBlock::Unknown`]: decoding a
 /// result never fails because of one odd block.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ContentBlock {
     /// `text`.
     Text(TextContent),

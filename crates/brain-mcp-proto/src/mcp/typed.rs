@@ -8,6 +8,7 @@ use super::{CallToolResult, InputRequiredResult, ResultType};
 /// Params or a result did not have the shape of the expected type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {type_name} at line {line}, column {column}: {message}")]
+#[non_exhaustive]
 pub struct TypedDecodeError {
     /// The type that was expected, e.g. `ListToolsResult`.
     pub type_name: &'static str,
@@ -58,6 +59,7 @@ pub fn peek_result_type(raw: &RawValue) -> ResultType {
 
 /// What a `tools/call` can answer in either era.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum CallToolResponse {
     /// A final result.
     Complete(CallToolResult),

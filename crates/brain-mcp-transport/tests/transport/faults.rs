@@ -138,9 +138,10 @@ async fn one_sse_event_over_its_limit_is_too_large() {
         });
     }))
     .await;
-    let c = brain_mcp_transport::HttpClient::new(brain_mcp_transport::ClientConfig {
-        sse_event_limit: 32 << 10,
-        ..crate::config()
+    let c = brain_mcp_transport::HttpClient::new({
+        let mut c = crate::config();
+        c.sse_event_limit = 32 << 10;
+        c
     })
     .unwrap();
     let mut s = stream(c.post(post(server.url("/mcp"), 1)).await.unwrap());

@@ -16,9 +16,10 @@ use brain_mcp_transport::{
 };
 
 pub fn config() -> ClientConfig {
-    ClientConfig {
-        native_roots: false,
-        ..ClientConfig::default()
+    {
+        let mut c = ClientConfig::default();
+        c.native_roots = false;
+        c
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use brain_mcp_transport::{ClientConfig, Delivery, ErrorKind, HttpClient};
+use brain_mcp_transport::{Delivery, ErrorKind, HttpClient};
 use http::StatusCode;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
@@ -65,9 +65,10 @@ fn https(server: &TestServer) -> http::Uri {
 async fn https_with_a_trusted_test_ca_speaks_h2() {
     let pki = pki();
     let server = tls_server(&pki).await;
-    let c = HttpClient::new(ClientConfig {
-        extra_roots: vec![pki.ca_der.clone()],
-        ..crate::config()
+    let c = HttpClient::new({
+        let mut c = crate::config();
+        c.extra_roots = vec![pki.ca_der.clone()];
+        c
     })
     .unwrap();
     for _ in 0..3 {
@@ -83,9 +84,10 @@ async fn a_certificate_from_an_unknown_ca_fails_as_tls_and_is_not_sent() {
     let trusted = pki();
     let served = pki();
     let server = tls_server(&served).await;
-    let c = HttpClient::new(ClientConfig {
-        extra_roots: vec![trusted.ca_der.clone()],
-        ..crate::config()
+    let c = HttpClient::new({
+        let mut c = crate::config();
+        c.extra_roots = vec![trusted.ca_der.clone()];
+        c
     })
     .unwrap();
     let err = c.post(post(https(&server), 1)).await.unwrap_err();

@@ -4,6 +4,7 @@ use std::fmt;
 
 /// One problem in a config document.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigError {
     /// Where the problem is, such as `tools[1].timeout_seconds`; `$` for the document itself.
     pub path: String,

@@ -8,8 +8,9 @@ use serde_json::{Map, Value};
 use super::error::{Errors, field_path, index_path};
 use super::rules;
 use super::suggest::suggest;
-use crate::binding::Binding;
+use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 use crate::schema::CompiledSchema;
+use crate::url::EndpointUrl;
 
 /// The fields a binding may have.
 pub(crate) const BINDING_FIELDS: &[&str] = &[
@@ -102,12 +103,12 @@ pub(crate) fn parse_binding(
     }
     let is_mcp = object.contains_key("mcp_tool");
     let url = fields.string("url", false);
+    let mut endpoint_url = None;
     match url {
-        Some(url) => {
-            if let Err(reason) = crate::url::EndpointUrl::parse(url) {
-                fields.error("url", reason);
-            }
-        }
+        Some(url) => match EndpointUrl::parse(url) {
+            Ok(parsed) => endpoint_url = Some(parsed),
+            Err(reason) => fields.error("url", reason),
+        },
         None if is_mcp && !object.contains_key("url") => {
             fields.error("url", "required for an MCP binding (mcp_tool is set)");
         }
@@ -153,19 +154,27 @@ pub(crate) fn parse_binding(
     }
     let (input_schema, input_validator) = input_schema??;
     let output = output_schema?;
+    let endpoint = match mcp_tool {
+        Some(tool) => Endpoint::Mcp(McpEndpoint {
+            url: endpoint_url?,
+            tool: tool.to_owned(),
+        }),
+        None => Endpoint::Http(HttpEndpoint {
+            url: endpoint_url,
+            inspect_session: inspect_session?,
+        }),
+    };
     Some(Binding {
         name: name?.to_owned(),
         description: description?.to_owned(),
         input_schema: input_schema.clone(),
-        url: url.map(str::to_owned),
-        mcp_tool: mcp_tool.map(str::to_owned),
+        endpoint,
         token_env: token_env.map(str::to_owned),
         tenants: tenants?,
         timeout: Duration::from_secs(timeout?),
         max_output_bytes: usize::try_from(max_output?).ok()?,
         output_schema: output.as_ref().map(|(schema, _)| (*schema).clone()),
         output_validator: output.map(|(_, validator)| validator),
-        inspect_session: inspect_session?,
         input_validator,
     })
 }

@@ -49,14 +49,16 @@ fn a_discovered_binding_loads_with_its_fields() {
     let config = HostConfig::from_value(&json!({"tools": [mcp("search")]})).unwrap();
     let binding = config.get("search").unwrap();
     assert!(binding.is_mcp());
-    assert_eq!(binding.url.as_deref(), Some("https://example.com/mcp"));
-    assert_eq!(binding.mcp_tool.as_deref(), Some("search"));
-    assert_eq!(binding.token_env.as_deref(), Some("MCP_API_KEY"));
-    assert_eq!(binding.tenants, ["local"]);
-    assert_eq!(binding.timeout, Duration::from_secs(300));
-    assert_eq!(binding.max_output_bytes, 1_048_576);
-    assert!(!binding.inspect_session);
-    assert!(binding.output_schema.is_none());
+    assert_eq!(binding.url(), Some("https://example.com/mcp"));
+    let mcp = binding.mcp().unwrap();
+    assert_eq!(mcp.tool(), "search");
+    assert_eq!(mcp.url().origin(), "https://example.com");
+    assert_eq!(binding.token_env(), Some("MCP_API_KEY"));
+    assert_eq!(binding.tenants(), ["local"]);
+    assert_eq!(binding.timeout(), Duration::from_secs(300));
+    assert_eq!(binding.max_output_bytes(), 1_048_576);
+    assert!(!binding.inspect_session());
+    assert!(binding.output_schema().is_none());
     assert!(config.get("other").is_none());
     assert_eq!(config.tools().len(), 1);
 }
@@ -65,8 +67,8 @@ fn a_discovered_binding_loads_with_its_fields() {
 fn defaults_apply() {
     let binding = without(without(mcp("a"), "timeout_seconds"), "max_output_bytes");
     let binding = Binding::from_value(&binding).unwrap();
-    assert_eq!(binding.timeout, Duration::from_secs(300));
-    assert_eq!(binding.max_output_bytes, 1024 * 1024);
+    assert_eq!(binding.timeout(), Duration::from_secs(300));
+    assert_eq!(binding.max_output_bytes(), 1024 * 1024);
 }
 
 #[test]
@@ -88,8 +90,10 @@ fn http_bindings_load_too() {
     let config = HostConfig::from_value(&json!({"tools": [http, no_url]})).unwrap();
     let weather = config.get("weather").unwrap();
     assert!(!weather.is_mcp());
-    assert!(weather.inspect_session);
-    assert!(config.get("local").unwrap().url.is_none());
+    assert!(weather.mcp().is_none());
+    assert!(weather.inspect_session());
+    assert_eq!(weather.url(), Some("http://weather.internal/v1"));
+    assert!(config.get("local").unwrap().url().is_none());
 }
 
 #[test]

@@ -153,12 +153,12 @@ async fn call(
 ) -> Result<(), String> {
     let binding =
         binding(run, tool).map_err(|why| format!("{} cannot be bound: {why}", tool.name))?;
-    let call = ToolCall {
-        tenant: "conformance".into(),
-        session_id: "conformance-session".into(),
-        call_id: format!("call-{}", tool.name),
-        arguments: Value::Object(arguments),
-    };
+    let call = ToolCall::new(
+        "conformance",
+        "conformance-session",
+        format!("call-{}", tool.name),
+        Value::Object(arguments),
+    );
     let result = run_call(
         &binding,
         call,

@@ -8,24 +8,24 @@ use std::fmt;
 
 /// One flag a command accepts.
 #[derive(Clone, Copy, Debug)]
-pub struct FlagSpec {
+pub(crate) struct FlagSpec {
     /// The flag's name without dashes, for example `url`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The placeholder shown in help, for example `URL`.
-    pub value: &'static str,
+    pub(crate) value: &'static str,
     /// What the flag means, shown by `-h`.
-    pub help: &'static str,
+    pub(crate) help: &'static str,
 }
 
 /// Parsed flags: each given flag's value, by name.
 #[derive(Debug, Default)]
-pub struct Flags {
+pub(crate) struct Flags {
     values: BTreeMap<&'static str, String>,
 }
 
 /// What parsing a command line produced.
 #[derive(Debug)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// The flags to run with.
     Run(Flags),
     /// `-h` or `--help` was given: print the help and exit successfully.
@@ -34,7 +34,7 @@ pub enum Parsed {
 
 /// A command line that cannot be run.
 #[derive(Debug, PartialEq, Eq)]
-pub struct FlagError(pub String);
+pub(crate) struct FlagError(pub(crate) String);
 
 impl fmt::Display for FlagError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -46,19 +46,19 @@ impl std::error::Error for FlagError {}
 
 impl Flags {
     /// The value of a flag, when it was given.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
     }
 
     /// The value of a flag that must be given.
-    pub fn require(&self, name: &str) -> Result<&str, FlagError> {
+    pub(crate) fn require(&self, name: &str) -> Result<&str, FlagError> {
         self.get(name)
             .ok_or_else(|| FlagError(format!("flag -{name} is required")))
     }
 }
 
 /// Parses `args` (without the program name) against `specs`.
-pub fn parse(specs: &[FlagSpec], args: &[String]) -> Result<Parsed, FlagError> {
+pub(crate) fn parse(specs: &[FlagSpec], args: &[String]) -> Result<Parsed, FlagError> {
     let mut flags = Flags::default();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -96,7 +96,7 @@ pub fn parse(specs: &[FlagSpec], args: &[String]) -> Result<Parsed, FlagError> {
 }
 
 /// The help text: a usage line and one line per flag.
-pub fn help(usage: &str, about: &str, specs: &[FlagSpec]) -> String {
+pub(crate) fn help(usage: &str, about: &str, specs: &[FlagSpec]) -> String {
     let mut out = format!("usage: {usage}\n\n{about}\n\nflags:\n");
     let width = specs
         .iter()
