@@ -2,11 +2,11 @@
 //! malformed content blocks, and structured results sent twice. Numbers stay exact both
 //! ways, lone surrogates become U+FFFD, malformed blocks are the server's protocol error.
 
-use brain_tests::server::{Era, RawReply, Seen};
+use brain_tests::server::{Era, RawReply};
 use serde_json::{Value, json};
 
 use crate::call_support::{Harness, TENANT, binding, call};
-use crate::hostile_support::{call_with_token, hostile, kind, message};
+use crate::hostile_support::{answer_calls, call_with_token, hostile, kind, message};
 
 /// Numbers an f64 would change: a 30-digit integer, 2^53 + 1, a 34-digit decimal, one
 /// below the smallest f64 and one above the largest.
@@ -25,23 +25,6 @@ fn exact_object() -> String {
         .map(|(i, n)| format!("\"n{i}\":{n}"))
         .collect();
     format!("{{{}}}", members.join(","))
-}
-
-/// Answers every `tools/call` with `result` (raw JSON) in the reply framing of `sse`.
-fn answer_calls(result: String, sse: bool) -> impl Fn(&Seen<'_>) -> Option<RawReply> {
-    move |seen| {
-        (seen.method() == Some("tools/call")).then(|| {
-            let message = format!(
-                r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
-                seen.id_json()
-            );
-            if sse {
-                RawReply::sse(&message)
-            } else {
-                RawReply::json(200, message)
-            }
-        })
-    }
 }
 
 #[tokio::test]

@@ -52,7 +52,7 @@ fn each_tool_that_would_not_load_is_named_with_its_reason() {
             assert_eq!(r.code, EXIT_FAILED, "{what}: {r:?}");
             assert!(r.stdout.is_empty(), "{what}: nothing is printed");
             assert_eq!(r.stderr.lines().count(), 1, "{what}: {r:?}");
-            let shown = &name[..name.len().min(200)];
+            let shown = &name[..name.len().min(150)];
             assert!(
                 r.stderr.contains(&format!("tool \"{shown}")),
                 "{what}: {r:?}"

@@ -135,3 +135,20 @@ pub(crate) fn message(out: &Outcome) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// Answers every `tools/call` with `result` (raw JSON), as JSON or as one SSE event.
+pub(crate) fn answer_calls(result: String, sse: bool) -> impl Fn(&Seen<'_>) -> Option<RawReply> {
+    move |seen| {
+        (seen.method() == Some("tools/call")).then(|| {
+            let message = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+                seen.id_json()
+            );
+            if sse {
+                RawReply::sse(&message)
+            } else {
+                RawReply::json(200, message)
+            }
+        })
+    }
+}

@@ -1,4 +1,5 @@
 //! End-to-end tests across the workspace.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
 
 mod call_abandon;
 mod call_cmd;
@@ -18,6 +19,7 @@ mod discover_support;
 mod hostile_data;
 mod hostile_discovery;
 mod hostile_programs;
+mod hostile_review;
 mod hostile_secrets;
 mod hostile_support;
 mod responder;

@@ -16,8 +16,9 @@
     missing_docs,
     unreachable_pub,
     clippy::expect_used,
-    clippy::unwrap_used
-)]
+    clippy::unwrap_used,
+    clippy::panic
+)] // a benchmark harness: undocumented helpers, and a failed setup ends the run
 #![allow(
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,

@@ -139,10 +139,24 @@ impl TransportError {
                 *s = clean;
             }
         };
-        scrub(&mut self.0.message);
-        if let std::borrow::Cow::Owned(short) = text::cut(&self.0.message, MESSAGE_LIMIT) {
-            self.0.message = short;
+        // The source chain (hyper, h2, io) can carry the server's words too (an h2
+        // GOAWAY's debug data, say): it becomes part of the message, which is redacted
+        // and bounded like the rest, and is not kept as a live source.
+        let mut message = std::mem::take(&mut self.0.message);
+        if let Some(source) = self.0.source.take() {
+            let mut cur: Option<&(dyn StdError + 'static)> = Some(&*source);
+            while let Some(e) = cur {
+                message.push_str(": ");
+                message.push_str(&e.to_string());
+                // A transport error's own `Display` already shows its chain.
+                cur = if e.is::<Self>() { None } else { e.source() };
+            }
         }
+        scrub(&mut message);
+        self.0.message = match text::cut(&message, MESSAGE_LIMIT) {
+            std::borrow::Cow::Owned(short) => short,
+            std::borrow::Cow::Borrowed(_) => message,
+        };
         if let ErrorKind::Status {
             rpc,
             www_authenticate,
@@ -158,14 +172,6 @@ impl TransportError {
             if let Some(challenge) = www_authenticate {
                 scrub(challenge);
             }
-        }
-        // A failed resume attaches the transport error that ended it as the source, and
-        // `Display` shows sources too.
-        if let Some(source) = self.0.source.take() {
-            self.0.source = Some(match source.downcast::<Self>() {
-                Ok(inner) => Box::new(inner.finished(token)),
-                Err(other) => other,
-            });
         }
         self
     }
@@ -225,4 +231,33 @@ pub(crate) fn find_source<'a, T: StdError + 'static>(
         };
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server's words can sit deep in a source chain (an h2 GOAWAY's debug data inside
+    /// hyper's error): they end up in the message, redacted and bounded, and no live source
+    /// keeps them.
+    #[test]
+    fn the_source_chain_is_redacted_and_bounded() {
+        let inner = std::io::Error::other(format!(
+            "GoAway(b\"you sent Bearer s3cret-tok {}\")",
+            "x".repeat(10_000)
+        ));
+        let outer = std::io::Error::other(inner);
+        let err = TransportError::new(
+            ErrorKind::Io,
+            Delivery::MaybeSent,
+            "POST http://h:1: the connection failed",
+        )
+        .with_source(outer)
+        .finished(Some(&BearerToken::new("s3cret-tok")));
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("s3cret-tok"), "{shown}");
+        assert!(shown.contains("[redacted]"), "{shown}");
+        assert!(err.message().len() <= MESSAGE_LIMIT);
+        assert!(StdError::source(&err).is_none());
+    }
 }

@@ -124,7 +124,7 @@ impl ToolResultEvent {
             unknown_outcome: Some(unknown_outcome),
             error: Some(ToolError {
                 kind,
-                message: crate::text::cut(message.into(), MAX_ERROR_MESSAGE),
+                message: crate::text::cut_json(message.into(), MAX_ERROR_MESSAGE),
             }),
         }
     }

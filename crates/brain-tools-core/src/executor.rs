@@ -212,28 +212,38 @@ impl ToolOutput {
     }
 
     /// The size `max_output_bytes` applies to: the bytes of the JSON of what the tool
-    /// returned, its content blocks and its structured value, each counted once. A text
-    /// block that only repeats the structured value as JSON (the copy MCP asks servers to
-    /// send) is not counted again. Counting stops once it passes `limit`, so the result
-    /// is at most `limit + 1`.
+    /// returned, its content blocks and its structured value, the structured value once.
+    /// A text block that repeats the structured value as JSON (the copy MCP asks servers
+    /// to send) counts only for the bytes it has beyond the value's compact JSON (its
+    /// spacing, say), so padding a "copy" does not make it free. Counting stops once it
+    /// passes `limit`, so the result is at most `limit + 1`.
     pub fn serialized_len(&self, limit: usize) -> usize {
         let mut counter = Counter { count: 0, limit };
+        let structured_len = self.structured_content.as_ref().map(|value| {
+            let mut size = Counter {
+                count: 0,
+                limit: usize::MAX,
+            };
+            let _ = serde_json::to_writer(&mut size, value);
+            size.count
+        });
         let copy = self.structured_copy();
         let mut fits = counter.add(b"[");
         for (i, block) in self.content.iter().enumerate() {
+            fits = fits && (i == 0 || counter.add(b","));
             if Some(i) == copy {
+                let mut size = Counter {
+                    count: 0,
+                    limit: usize::MAX,
+                };
+                let _ = serde_json::to_writer(&mut size, block);
+                let excess = size.count.saturating_sub(structured_len.unwrap_or(0));
+                fits = fits && counter.add_len(excess);
                 continue;
             }
-            fits = fits
-                && (i == 0 || counter.add(b","))
-                && serde_json::to_writer(&mut counter, block).is_ok();
+            fits = fits && serde_json::to_writer(&mut counter, block).is_ok();
         }
-        fits = fits
-            && counter.add(b"]")
-            && self
-                .structured_content
-                .as_ref()
-                .is_none_or(|value| serde_json::to_writer(&mut counter, value).is_ok());
+        fits = fits && counter.add(b"]") && counter.add_len(structured_len.unwrap_or(0));
         if fits {
             counter.count
         } else {
@@ -241,15 +251,17 @@ impl ToolOutput {
         }
     }
 
-    /// The index of the first text block that holds the structured value as JSON, if any.
+    /// The index of the first text block that holds the structured value as JSON (of
+    /// any type), if any. Text much longer than the value's JSON is not read as a copy.
     pub fn structured_copy(&self) -> Option<usize> {
         let structured = self.structured_content.as_ref()?;
+        let compact = structured.to_string().len();
         self.content.iter().position(|block| match block {
             ContentBlock::Text { text } => {
-                text.trim_start().starts_with('{')
+                text.len() <= compact.saturating_mul(8).saturating_add(1024)
                     && serde_json::from_str::<Value>(text).is_ok_and(|v| &v == structured)
             }
-            ContentBlock::Image { .. } => false,
+            _ => false,
         })
     }
 
@@ -274,7 +286,13 @@ struct Counter {
 impl Counter {
     /// Counts `bytes`; false once over the limit.
     fn add(&mut self, bytes: &[u8]) -> bool {
-        std::io::Write::write(self, bytes).is_ok()
+        self.add_len(bytes.len())
+    }
+
+    /// Counts `n` bytes; false once over the limit.
+    fn add_len(&mut self, n: usize) -> bool {
+        self.count = self.count.saturating_add(n);
+        self.count <= self.limit
     }
 }
 

@@ -13,6 +13,7 @@
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod binding;
+mod checks;
 mod config;
 mod event;
 mod executor;

@@ -7,6 +7,7 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::binding::Binding;
+use crate::checks::{self, Stop};
 use crate::event::{ErrorKind, ToolResultEvent};
 use crate::executor::{
     ExecContext, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor, ToolOutput,
@@ -34,7 +35,7 @@ pub async fn run_call(
 /// elsewhere than in the process environment.
 pub async fn run_call_with(
     binding: &Binding,
-    call: ToolCall,
+    mut call: ToolCall,
     executor: &dyn ToolExecutor,
     sink: &dyn ProgressSink,
     cancel: &CancellationToken,
@@ -54,14 +55,19 @@ pub async fn run_call_with(
             ),
         );
     }
-    if let Err(violations) = binding.validate_arguments(&call.arguments) {
-        return refuse(
-            ErrorKind::InvalidArguments,
-            format!(
-                "arguments do not match the input schema of \"{}\": {violations}",
-                binding.name()
-            ),
-        );
+    let arguments = std::mem::take(&mut call.arguments);
+    match checks::validate(binding.input_validator(), arguments, deadline, cancel).await {
+        Ok((arguments, Ok(()))) => call.arguments = arguments,
+        Ok((_, Err(violations))) => {
+            return refuse(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "arguments do not match the input schema of \"{}\": {violations}",
+                    binding.name()
+                ),
+            );
+        }
+        Err(stop) => return stopped(binding, &call.call_id, stop, false),
     }
     let token = match binding.token_env().map(token_lookup).transpose() {
         Ok(token) => token,
@@ -91,26 +97,19 @@ pub async fn run_call_with(
     let outcome = tokio::select! {
         biased;
         result = executor.execute(ctx) => Ok(result),
-        () = cancel.cancelled() => Err((ErrorKind::Cancelled, "the call was cancelled".to_owned())),
-        () = tokio::time::sleep_until(deadline) => Err((
-            ErrorKind::Timeout,
-            format!(
-                "tool \"{}\" did not finish within its timeout of {} s",
-                binding.name(),
-                binding.timeout().as_secs()
-            ),
-        )),
+        () = cancel.cancelled() => Err(Stop::Cancelled),
+        () = tokio::time::sleep_until(deadline) => Err(Stop::Timeout),
     };
     // The executor's future is dropped by now; tell tasks it spawned, if it was interrupted.
     let result = match outcome {
         Ok(result) => result,
-        Err((kind, message)) => {
+        Err(stop) => {
             exec_cancel.cancel();
-            return ToolResultEvent::failure(&call.call_id, kind, message, sent.was_sent());
+            return stopped(binding, &call.call_id, stop, sent.was_sent());
         }
     };
     match result {
-        Ok(output) => finish(binding, &call.call_id, output),
+        Ok(output) => finish(binding, &call.call_id, output, deadline, cancel).await,
         Err(failure) => ToolResultEvent::failure(
             &call.call_id,
             failure.kind,
@@ -120,9 +119,33 @@ pub async fn run_call_with(
     }
 }
 
-/// Applies the output limit and the output-schema check to what the tool returned, then
-/// adds the text copy of a structured value (not counted against the limit).
-fn finish(binding: &Binding, call_id: &str, mut output: ToolOutput) -> ToolResultEvent {
+/// The result of a call stopped by its deadline or its caller; `unknown_outcome` says
+/// whether the tool may have been invoked.
+fn stopped(binding: &Binding, call_id: &str, stop: Stop, unknown_outcome: bool) -> ToolResultEvent {
+    let (kind, message) = match stop {
+        Stop::Cancelled => (ErrorKind::Cancelled, "the call was cancelled".to_owned()),
+        Stop::Timeout => (
+            ErrorKind::Timeout,
+            format!(
+                "tool \"{}\" did not finish within its timeout of {} s",
+                binding.name(),
+                binding.timeout().as_secs()
+            ),
+        ),
+    };
+    ToolResultEvent::failure(call_id, kind, message, unknown_outcome)
+}
+
+/// Applies the output limit and the output-schema check to what the tool returned (inside
+/// the call's deadline and cancellation), then adds the text copy of a structured value
+/// (not counted against the limit).
+async fn finish(
+    binding: &Binding,
+    call_id: &str,
+    mut output: ToolOutput,
+    deadline: tokio::time::Instant,
+    cancel: &CancellationToken,
+) -> ToolResultEvent {
     let limit = binding.max_output_bytes();
     if output.serialized_len(limit) > limit {
         return ToolResultEvent::failure(
@@ -139,13 +162,18 @@ fn finish(binding: &Binding, call_id: &str, mut output: ToolOutput) -> ToolResul
     if output.is_error {
         return ToolResultEvent::tool_error(call_id, output.content, output.structured_content);
     }
-    if binding.output_validator().is_some() {
-        let mismatch = match &output.structured_content {
+    if let Some(validator) = binding.output_validator() {
+        let mismatch = match output.structured_content.take() {
             None => Some("the tool returned no structured content".to_owned()),
-            Some(structured) => binding
-                .validate_output(structured)
-                .err()
-                .map(|violations| violations.to_string()),
+            Some(structured) => {
+                match checks::validate(validator, structured, deadline, cancel).await {
+                    Ok((structured, verdict)) => {
+                        output.structured_content = Some(structured);
+                        verdict.err().map(|violations| violations.to_string())
+                    }
+                    Err(stop) => return stopped(binding, call_id, stop, true),
+                }
+            }
         };
         if let Some(reason) = mismatch {
             return ToolResultEvent::failure(

@@ -13,10 +13,14 @@ use serde_json::Value;
 /// so that a huge argument value cannot blow up an error message.
 const MAX_VIOLATION_MESSAGE: usize = 300;
 
+/// The most violations listed for one value; validation stops looking after these.
+const MAX_VIOLATIONS: usize = 20;
+
 /// A compiled JSON Schema validator. Cheap to clone: clones share the compiled form.
 #[derive(Clone)]
 pub struct CompiledSchema {
     validator: Arc<jsonschema::Validator>,
+    costly: bool,
 }
 
 impl CompiledSchema {
@@ -24,6 +28,7 @@ impl CompiledSchema {
     ///
     /// The error is a one-line reason, suitable after a config path.
     pub fn compile(schema: &Value) -> Result<Self, String> {
+        comparable_numbers(schema)?;
         let mut options = jsonschema::options().offline();
         if schema.get("$schema").is_none() {
             options = options.with_draft(jsonschema::Draft::Draft202012);
@@ -31,9 +36,17 @@ impl CompiledSchema {
         match options.build(schema) {
             Ok(validator) => Ok(Self {
                 validator: Arc::new(validator),
+                costly: is_costly(schema),
             }),
             Err(error) => Err(one_line(&error.to_string())),
         }
+    }
+
+    /// Whether checking a value can cost more than linear time in the value: the schema
+    /// has references (which can make validation exponential), `uniqueItems` (quadratic)
+    /// or regular expressions. The pipeline checks such values off the async workers.
+    pub fn is_costly(&self) -> bool {
+        self.costly
     }
 
     /// Whether both handles share one compiled validator (bindings with equal schemas do).
@@ -48,14 +61,24 @@ impl CompiledSchema {
 
     /// Checks `instance` and returns every violation, in the validator's order.
     pub fn validate(&self, instance: &Value) -> Result<(), Violations> {
+        if let Err(message) = comparable_numbers(instance) {
+            return Err(Violations(vec![Violation {
+                instance_path: String::new(),
+                message,
+            }]));
+        }
         if self.validator.is_valid(instance) {
             return Ok(());
         }
         let list: Vec<Violation> = self
             .validator
             .iter_errors(instance)
+            .take(MAX_VIOLATIONS)
             .map(|error| Violation {
-                instance_path: error.instance_path().as_str().to_owned(),
+                instance_path: crate::text::cut(
+                    error.instance_path().as_str().to_owned(),
+                    MAX_VIOLATION_MESSAGE,
+                ),
                 message: crate::text::cut(one_line(&error.to_string()), MAX_VIOLATION_MESSAGE),
             })
             .collect();
@@ -112,6 +135,51 @@ impl fmt::Display for Violations {
             write!(f, "{violation}")?;
         }
         Ok(())
+    }
+}
+
+/// Whether `schema` uses a keyword that can make validation more than linear.
+fn is_costly(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(key, value)| {
+            matches!(
+                key.as_str(),
+                "$ref" | "$dynamicRef" | "$recursiveRef" | "pattern" | "patternProperties"
+            ) || (key == "uniqueItems" && value == &Value::Bool(true))
+                || is_costly(value)
+        }),
+        Value::Array(items) => items.iter().any(is_costly),
+        _ => false,
+    }
+}
+
+/// The largest exponent a number may have: the validator compares numbers exactly only
+/// while their exponents fit its arithmetic (beyond, `1e9223372036854775808` and
+/// `1e99999999999999999999` would compare equal).
+const MAX_EXPONENT_DIGITS: usize = 15;
+
+/// Checks that every number in `value` can be compared exactly: an exponent of at most
+/// [`MAX_EXPONENT_DIGITS`] digits.
+fn comparable_numbers(value: &Value) -> Result<(), String> {
+    match value {
+        Value::Number(n) => {
+            let text = n.as_str();
+            let exponent = text.find(['e', 'E']).map(|at| {
+                text[at + 1..]
+                    .trim_start_matches(['+', '-'])
+                    .trim_start_matches('0')
+            });
+            match exponent {
+                Some(digits) if digits.len() > MAX_EXPONENT_DIGITS => Err(format!(
+                    "the number {}… has an exponent too large to compare exactly",
+                    &text[..text.len().min(24)]
+                )),
+                _ => Ok(()),
+            }
+        }
+        Value::Array(items) => items.iter().try_for_each(comparable_numbers),
+        Value::Object(map) => map.values().try_for_each(comparable_numbers),
+        Value::Null | Value::Bool(_) | Value::String(_) => Ok(()),
     }
 }
 
@@ -227,6 +295,19 @@ mod tests {
         let decimal = CompiledSchema::compile(&json!({"exclusiveMaximum": num("0.1")})).unwrap();
         assert!(!decimal.is_valid(&num("0.1000000000000000000001")));
         assert!(decimal.is_valid(&num("0.0999999999999999999999")));
+    }
+
+    #[test]
+    fn numbers_past_exact_comparison_are_refused() {
+        let num = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let schema = CompiledSchema::compile(&json!({"maximum": num("1e400")})).unwrap();
+        assert!(schema.validate(&num("1e401")).is_err());
+        assert!(schema.validate(&num("1e399")).is_ok());
+        let huge = schema.validate(&num("1e9223372036854775808")).unwrap_err();
+        assert!(huge.to_string().contains("exponent too large"), "{huge}");
+        assert!(
+            CompiledSchema::compile(&json!({"maximum": num("1e9223372036854775807")})).is_err()
+        );
     }
 
     #[test]

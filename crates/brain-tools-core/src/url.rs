@@ -128,18 +128,39 @@ fn host_and_port(authority: &str) -> Result<(&str, Option<u16>), String> {
     Ok((host, port))
 }
 
-/// A DNS name or IPv4 address: dot-separated labels of 1 to 63 letters, digits, `-` and
-/// `_`, 253 bytes at most, a final dot allowed.
+/// An IPv4 address in dotted-quad form, or a DNS name that TLS accepts as a server name:
+/// dot-separated labels of 1 to 63 letters, digits, `-` and `_`, none starting or ending
+/// with `-`, 253 bytes at most, a final dot allowed, and a last label that is not a number
+/// (decimal or `0x` hex): such a name reads as an IPv4 address in another form (`127.1`,
+/// `0x7f.1`), which clients resolve differently and TLS refuses.
 fn is_host_name(host: &str) -> bool {
+    if host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return true;
+    }
     let name = host.strip_suffix('.').unwrap_or(host);
-    !name.is_empty()
+    let labels_ok = !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|label| {
             (1..=63).contains(&label.len())
+                && !label.starts_with('-')
+                && !label.ends_with('-')
                 && label
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
+        });
+    labels_ok && !name.rsplit('.').next().is_some_and(is_number)
+}
+
+/// Whether a label is a number as IPv4 parsers read one: decimal digits, or `0x` and
+/// hex digits.
+fn is_number(label: &str) -> bool {
+    let hex = label
+        .strip_prefix("0x")
+        .or_else(|| label.strip_prefix("0X"));
+    match hex {
+        Some(digits) => digits.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => label.bytes().all(|b| b.is_ascii_digit()),
+    }
 }
 
 /// The path and query: only characters a URL carries unencoded, and `%` only as the start
@@ -191,6 +212,12 @@ mod tests {
                 "https://xn--bcher-kva.example",
             ),
             ("https://h/p?q=a:b@c/d?e", "https://h"),
+            ("https://123.example/mcp", "https://123.example"),
+            (
+                "https://api.0xcafe.example/mcp",
+                "https://api.0xcafe.example",
+            ),
+            ("http://10.0.0.1:9/mcp", "http://10.0.0.1:9"),
         ] {
             let parsed = EndpointUrl::parse(url).unwrap();
             assert_eq!(parsed.origin(), origin, "{url}");
@@ -244,6 +271,14 @@ mod tests {
             ("http://[fe80::1%25eth0]/", "must have a valid host"),
             ("http://a..b/", "must have a valid host"),
             ("http://a%41b/", "must have a valid host"),
+            // Names an IPv4 parser reads as an address in another form, or TLS refuses.
+            ("https://127.1:8443/mcp", "must have a valid host"),
+            ("https://10.1.2/mcp", "must have a valid host"),
+            ("https://localhost.0x7f/mcp", "must have a valid host"),
+            ("https://a.b.123/mcp", "must have a valid host"),
+            ("https://x-.localhost/mcp", "must have a valid host"),
+            ("https://-x.localhost/mcp", "must have a valid host"),
+            ("http://256.1.1.1/mcp", "must have a valid host"),
             (
                 "https://bücher.example/mcp",
                 "must have an ASCII host name: write an internationalized name in its xn-- form",

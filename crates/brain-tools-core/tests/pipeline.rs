@@ -1,6 +1,6 @@
 //! The call pipeline with a recording executor: order of the rules, deadlines, cancel,
 //! output limit and output-schema check.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -458,7 +458,11 @@ async fn the_structured_value_counts_once_and_gets_one_text_copy() {
     let copy = ContentBlock::text(serde_json::to_string_pretty(&structured).unwrap());
     let output = ToolOutput::new(vec![copy.clone()], Some(structured.clone()), false);
     let size = output.serialized_len(usize::MAX);
-    assert_eq!(size, 2 + structured.to_string().len());
+    // The value once, plus what the copy has beyond it (its block and its spacing):
+    // the size of the copy's block alone.
+    let block = serde_json::to_string(&copy).unwrap().len();
+    assert_eq!(size, 2 + block);
+    assert!(size < 2 * structured.to_string().len(), "not counted twice");
     let limited = binding(json!({"max_output_bytes": 1_048_576}));
     let result = run(
         &limited,
@@ -494,6 +498,31 @@ async fn the_structured_value_counts_once_and_gets_one_text_copy() {
             ContentBlock::text(r#"{"n":12345678901234567890123}"#)
         ]
     );
+}
+
+#[test]
+fn a_padded_or_any_typed_copy_is_counted_for_its_excess() {
+    // A "copy" padded with 200 KB of spaces counts for the padding.
+    let padded = ToolOutput::new(
+        vec![ContentBlock::text(format!(
+            "{{\"a\":1}}{}",
+            " ".repeat(200_000)
+        ))],
+        Some(json!({"a": 1})),
+        false,
+    );
+    assert!(padded.serialized_len(usize::MAX) > 200_000);
+    // A structured array and its JSON text: counted once, and no second copy is added.
+    let array = json!(["x".repeat(300_000)]);
+    let mut output = ToolOutput::new(
+        vec![ContentBlock::text(array.to_string())],
+        Some(array.clone()),
+        false,
+    );
+    let size = output.serialized_len(usize::MAX);
+    assert!(size < 2 * array.to_string().len(), "{size}");
+    output.add_structured_copy();
+    assert_eq!(output.content.len(), 1);
 }
 
 #[tokio::test]

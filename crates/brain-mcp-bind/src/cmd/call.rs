@@ -5,13 +5,13 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use brain_mcp_proto::text::{json_safe, repair_lone_surrogates, terminal_safe};
+use brain_mcp_proto::text::{json_safe, repair_lone_surrogates};
 use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, run_call};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, ids};
 use super::flags::{self, FlagSpec, Parsed};
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, ids};
 use crate::{McpClient, McpExecutor, text};
 
 /// How long the command waits for background cleanup (cancel, DELETE) before exiting.
@@ -68,7 +68,7 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
             // Config errors come one per line (our own line breaks); each line is escaped.
             for (i, line) in message.lines().enumerate() {
                 let prefix = if i == 0 { "mcp-call: " } else { "" };
-                let _ = writeln!(err, "{prefix}{}", terminal_safe(line));
+                let _ = writeln!(err, "{prefix}{}", super::stderr_line(line));
             }
             return EXIT_USAGE;
         }
@@ -80,7 +80,9 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
             return EXIT_FAILED;
         }
     };
-    runtime.block_on(run(prepared, out, err))
+    let code = runtime.block_on(run(prepared, out, err));
+    super::leave(runtime);
+    code
 }
 
 /// A validated command line: the config's binding and the call.
@@ -167,7 +169,7 @@ async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Wri
     let failed = result.is_error;
     if let Some(error) = &result.error {
         let line = format!("{}: {}", error.kind.as_str(), error.message);
-        let _ = writeln!(err, "mcp-call: {}", terminal_safe(&line));
+        let _ = writeln!(err, "mcp-call: {}", super::stderr_line(&line));
     }
     print_event(&out, &ToolEvent::Result(result));
     if !client.flush(FLUSH_WITHIN).await {

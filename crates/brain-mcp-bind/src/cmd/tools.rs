@@ -4,12 +4,12 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use brain_mcp_proto::text::{json_safe, terminal_safe};
+use brain_mcp_proto::text::json_safe;
 use brain_tools_core::EndpointUrl;
 
+use super::flags::{self, FlagSpec, Parsed};
 use crate::McpClient;
 use crate::discover::{self, DEFAULT_DEADLINE, Request};
-use super::flags::{self, FlagSpec, Parsed};
 
 const SPECS: &[FlagSpec] = &[
     FlagSpec {
@@ -55,12 +55,12 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_OK;
         }
         Err(message) => {
-            let _ = writeln!(err, "mcp-tools: {}", terminal_safe(&message));
+            let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(&message));
             return EXIT_USAGE;
         }
     };
     if let Err(e) = discover::check(&request) {
-        let _ = writeln!(err, "mcp-tools: {}", terminal_safe(&e.to_string()));
+        let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(&e.to_string()));
         return EXIT_FAILED;
     }
     let runtime = match super::runtime() {
@@ -70,7 +70,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_FAILED;
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         let client = match McpClient::new() {
             Ok(client) => client,
             Err(e) => {
@@ -83,17 +83,19 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         match outcome {
             Ok(found) => {
                 for warning in &found.warnings {
-                    let _ = writeln!(err, "mcp-tools: {}", terminal_safe(warning));
+                    let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(warning));
                 }
                 let _ = writeln!(out, "{}", json_safe(&found.json));
                 EXIT_OK
             }
             Err(e) => {
-                let _ = writeln!(err, "mcp-tools: {}", terminal_safe(&e.to_string()));
+                let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(&e.to_string()));
                 EXIT_FAILED
             }
         }
-    })
+    });
+    super::leave(runtime);
+    code
 }
 
 fn prepare(args: &[String]) -> Result<Option<Request>, String> {

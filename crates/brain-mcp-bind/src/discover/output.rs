@@ -1,7 +1,7 @@
 //! What `mcp-tools` prints: the bindings as JSON, with the token removed from what the
 //! server wrote, and checked with the host's own config loader before anything is printed.
 
-use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
+use brain_mcp_transport::MESSAGE_LIMIT;
 use brain_tools_core::HostConfig;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -62,17 +62,24 @@ pub(crate) fn check_loads(
     for error in errors.errors() {
         let (index, rest) = split_index(&error.path);
         let binding = index.and_then(|i| bindings.get(i));
-        let tool = binding.map_or_else(
-            || "?".to_owned(),
-            |b| format!("{:?}", cut(&b.mcp_tool, FRAGMENT_LIMIT)),
-        );
         if let Some(b) = binding
             && !tools.contains(&b.mcp_tool)
         {
             tools.push(b.mcp_tool.clone());
         }
-        let reason = crate::failure::safe(target, &error.reason, FRAGMENT_LIMIT);
-        lines.push(format!("tool {tool}: {rest}: {reason}"));
+        if lines.len() < MAX_PROBLEMS_SHOWN {
+            let safe = |text: &str| crate::failure::safe(target, text, NAME_LIMIT);
+            let tool =
+                binding.map_or_else(|| "?".to_owned(), |b| format!("{:?}", safe(&b.mcp_tool)));
+            // The path is made of the server's keys: as untrusted as the reason.
+            let rest = safe(rest);
+            let reason = safe(&error.reason);
+            lines.push(format!("tool {tool}: {rest}: {reason}"));
+        }
+    }
+    let more = errors.errors().len().saturating_sub(lines.len());
+    if more > 0 {
+        lines.push(format!("and {more} more problems"));
     }
     let which = if tools.len() == 1 {
         "a tool"
@@ -83,8 +90,15 @@ pub(crate) fn check_loads(
         "the server's definition of {which} would not load as a Brain binding: {}",
         lines.join("; ")
     );
+    // Redacted whole, so a token spelled across keys of a path is caught too.
+    let message = crate::failure::safe(target, &message, MESSAGE_LIMIT);
     Err(DiscoverError::Unloadable { tools, message })
 }
+
+/// Problems named in the message; the rest are counted.
+const MAX_PROBLEMS_SHOWN: usize = 10;
+/// The most bytes of one name, path or reason in the message.
+const NAME_LIMIT: usize = 200;
 
 /// `tools[3].input_schema.type` -> `(Some(3), "input_schema.type")`.
 fn split_index(path: &str) -> (Option<usize>, &str) {

@@ -7,7 +7,8 @@
 //!
 //! - [`cut`]: at most N bytes, cut on a character boundary and marked as cut.
 //! - [`terminal_safe`]: control characters escaped, so one message stays one line.
-//! - [`redact`]: every occurrence of a secret (and of its percent-encoded form) replaced.
+//! - [`redact`]: every occurrence of a secret (also percent-encoded, wholly or in part)
+//!   replaced; [`redact_value`] and [`redact_json`] do it on decoded JSON strings.
 //! - [`repair_lone_surrogates`]: `\uD83D`-style escapes without their other half turned
 //!   into U+FFFD, so a result cut inside an emoji still decodes.
 

@@ -1,7 +1,6 @@
 //! Removing a secret from text a peer sent back.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -13,21 +12,17 @@ pub const REDACTED: &str = "[redacted]";
 ///
 /// A server can reflect a bearer token anywhere: in an error message, a challenge, a
 /// redirect's host name (where it is lower-cased) or a URL (where it is
-/// percent-encoded). So this matches the secret and its percent-encoded form, both
-/// ignoring ASCII case. Runs in time linear in `text` (no backtracking whatever the
-/// input), and borrows when there is nothing to replace. An empty secret changes nothing.
+/// percent-encoded, wholly or in part). So this matches the secret as written and as read
+/// once `%XX` escapes are decoded, both ignoring ASCII case. Runs in time linear in
+/// `text` (no backtracking whatever the input), and borrows when there is nothing to
+/// replace. An empty secret changes nothing.
 pub fn redact<'a>(text: &'a str, secret: &str) -> Cow<'a, str> {
     if secret.is_empty() {
         return Cow::Borrowed(text);
     }
-    let plain = replace(text, secret.as_bytes());
-    let encoded = percent_encode(secret);
-    if encoded == secret {
-        return plain;
-    }
-    match plain {
-        Cow::Borrowed(text) => replace(text, encoded.as_bytes()),
-        Cow::Owned(text) => Cow::Owned(replace(&text, encoded.as_bytes()).into_owned()),
+    match replace(text, secret.as_bytes()) {
+        Cow::Borrowed(text) => replace_encoded(text, secret.as_bytes()),
+        Cow::Owned(text) => Cow::Owned(replace_encoded(&text, secret.as_bytes()).into_owned()),
     }
 }
 
@@ -88,17 +83,54 @@ pub fn redact_json(raw: &RawValue, secret: &str) -> Option<Box<RawValue>> {
     }
 }
 
-/// The secret with every byte outside RFC 3986's unreserved set written as `%XX`.
-fn percent_encode(secret: &str) -> String {
-    let mut out = String::with_capacity(secret.len() * 3);
-    for b in secret.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
+/// Replaces occurrences of `needle` that are written with some or all bytes as `%XX`
+/// escapes (a URL or a form encodes only what it must, and encoders differ on which):
+/// the text is matched percent-decoded, and each match replaces its original span.
+fn replace_encoded<'a>(text: &'a str, needle: &[u8]) -> Cow<'a, str> {
+    if !text.contains('%') {
+        return Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    // Where in `text` each decoded byte starts.
+    let mut starts = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        starts.push(i);
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            None => {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
         }
     }
-    out
+    let matches = find_all(&decoded, needle);
+    if matches.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for m in matches {
+        let start = starts[m];
+        let end = starts.get(m + needle.len()).copied().unwrap_or(bytes.len());
+        if start < from || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            continue;
+        }
+        out.push_str(&text[from..start]);
+        out.push_str(REDACTED);
+        from = end;
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
 }
 
 /// Replaces non-overlapping, leftmost occurrences of `needle` (ASCII case ignored).
@@ -192,6 +224,23 @@ mod tests {
             redact(&format!("?t={}", encoded.to_ascii_lowercase()), TOKEN),
             "?t=[redacted]"
         );
+    }
+
+    #[test]
+    fn partly_encoded_forms_are_found_too() {
+        for encoded in [
+            "sk-Live/Secret%2B42",
+            "sk-Live%2FSecret+42",
+            "sk%2dLive%2fSecret%2b42",
+            "%73k-Live/Secret+42",
+        ] {
+            assert_eq!(
+                redact(&format!("?t={encoded}&x=1"), TOKEN),
+                "?t=[redacted]&x=1",
+                "{encoded}"
+            );
+        }
+        assert_eq!(redact("100% sure", TOKEN), "100% sure");
     }
 
     #[test]

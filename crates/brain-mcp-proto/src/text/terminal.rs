@@ -5,16 +5,23 @@ use std::fmt::Write as _;
 
 /// Whether `c` must not reach a terminal raw: C0 controls (line breaks and tabs
 /// included), DEL, C1 controls (which some terminals treat like ESC sequences), the
-/// Unicode line and paragraph separators, and the bidirectional formatting characters
-/// that can make text display in another order than it reads.
+/// Unicode line and paragraph separators, and the invisible format characters that can
+/// make text display in another order than it reads or hide text: bidi marks, embeddings,
+/// overrides and isolates, zero-width characters, the BOM, interlinear annotation marks
+/// and the tag characters.
 fn is_unsafe(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1f}'
         | '\u{7f}'..='\u{9f}'
-        | '\u{2028}' | '\u{2029}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
+        | '\u{ad}'
+        | '\u{61c}'
+        | '\u{180e}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}'
     )
 }
 
@@ -89,6 +96,10 @@ mod tests {
         );
         assert_eq!(terminal_safe("a\\b\n"), "a\\b\\n");
         assert_eq!(terminal_safe("\u{9b}31m\u{202e}"), "\\u{9b}31m\\u{202e}");
+        assert_eq!(
+            terminal_safe("ok\u{61c}\u{e0068}\u{e0069}\u{200b} done"),
+            "ok\\u{61c}\\u{e0068}\\u{e0069}\\u{200b} done"
+        );
     }
 
     #[test]

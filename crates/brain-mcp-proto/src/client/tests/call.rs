@@ -23,12 +23,7 @@ fn with_input() -> Identity {
 }
 
 fn args() -> Map<String, Value> {
-    let Value::Object(m) =
-        serde_json::from_str(r#"{"region":"eu","n":123456789012345678901234567890}"#).unwrap()
-    else {
-        unreachable!()
-    };
-    m
+    serde_json::from_str(r#"{"region":"eu","n":123456789012345678901234567890}"#).unwrap()
 }
 
 fn start(
