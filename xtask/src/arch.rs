@@ -1,7 +1,10 @@
-//! The architecture check: dependency rules between layers, read from `cargo tree`.
+//! The architecture check: dependency rules between layers, read from `cargo tree`, and
+//! source rules for the client core.
 //!
-//! The protocol model and the policy layer must stay free of IO crates, so that any
-//! executor or runtime can use them and their tests need no network.
+//! The protocol model (with the client core) and the policy layer must stay free of IO
+//! crates, so that any executor or runtime can use them and their tests need no network;
+//! the core must not reach for the clock, the network, files or threads through std
+//! either; the transport must not know the policy or binding layers above it.
 
 use crate::cmd;
 
@@ -13,9 +16,29 @@ const RULES: &[(&str, &[&str])] = &[
     ),
     (
         "brain-tools-core",
-        &["hyper", "hyper-util", "http", "rustls"],
+        &["hyper", "hyper-util", "http", "rustls", "brain-mcp-proto"],
+    ),
+    (
+        "brain-mcp-transport",
+        &["brain-tools-core", "brain-mcp-bind"],
     ),
 ];
+
+/// Source trees that must not name these std items: the client core takes time as an
+/// argument and does no IO of its own.
+const SOURCE_RULES: &[(&str, &[&str])] = &[(
+    "crates/brain-mcp-proto/src",
+    &[
+        "Instant::now",
+        "SystemTime",
+        "std::net",
+        "std::fs",
+        "std::thread",
+        "std::process",
+        "std::io::stdin",
+        "thread::sleep",
+    ],
+)];
 
 /// Checks every rule and reports all violations at once.
 pub(crate) fn run() -> Result<(), String> {
@@ -36,6 +59,9 @@ pub(crate) fn run() -> Result<(), String> {
             }
         }
     }
+    for (dir, forbidden) in SOURCE_RULES {
+        scan(&crate::project_root().join(dir), forbidden, &mut violations)?;
+    }
     violations.sort();
     violations.dedup();
     if violations.is_empty() {
@@ -47,4 +73,29 @@ pub(crate) fn run() -> Result<(), String> {
             violations.join("\n  ")
         ))
     }
+}
+
+/// Adds a violation for each `.rs` file under `dir` that names one of `forbidden`.
+fn scan(
+    dir: &std::path::Path,
+    forbidden: &[&str],
+    violations: &mut Vec<String>,
+) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            scan(&path, forbidden, violations)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            for word in forbidden {
+                if text.contains(word) {
+                    violations.push(format!("{} names {word}", path.display()));
+                }
+            }
+        }
+    }
+    Ok(())
 }
