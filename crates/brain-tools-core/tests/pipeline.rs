@@ -1,6 +1,6 @@
 //! The call pipeline with a recording executor: order of the rules, deadlines, cancel,
 //! output limit and output-schema check.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::unreachable)] // test code: a failed expectation is a failed test
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
