@@ -1,5 +1,10 @@
 //! End-to-end tests across the workspace.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::unreachable)] // test code: a failed expectation is a failed test
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)] // test code: a failed expectation is a failed test
 
 mod call_abandon;
 mod call_cmd;

@@ -1,5 +1,6 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
-//! clippy, rustdoc, the fuzz target's build, all tests, the conformance suite and interop.
+//! house rules, clippy, rustdoc, the fuzz targets' build, every test once, the conformance
+//! suite and interop.
 
 use crate::cmd;
 
@@ -8,6 +9,7 @@ pub(crate) fn run() -> Result<(), String> {
     let cargo = cargo();
     cmd::run(&cargo, &["fmt", "--all", "--check"], &[])?;
     crate::arch::run()?;
+    crate::tidy::run()?;
     cmd::run(
         &cargo,
         &[
@@ -33,12 +35,27 @@ pub(crate) fn run() -> Result<(), String> {
         &["check", "--locked", "--manifest-path", "fuzz/Cargo.toml"],
         &[],
     )?;
-    cmd::run(&cargo, &["test", "--workspace", "--locked"], &[])?;
-    // Each library crate must build and pass its tests on its own, with only the features
-    // it asks for (a workspace build unifies features and could hide a missing one).
+    // Every test runs once. Each library crate is tested on its own, with only the
+    // features it asks for (a workspace build unifies features and could hide a missing
+    // one); then the end-to-end suites, the conformance runner and xtask together.
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
     }
+    cmd::run(
+        &cargo,
+        &[
+            "test",
+            "--locked",
+            "-q",
+            "-p",
+            "brain-tests",
+            "-p",
+            "brain-conformance",
+            "-p",
+            "xtask",
+        ],
+        &[],
+    )?;
     // Interoperability, judged by others' code: the official conformance suite against a
     // client built on our crates, then our two programs against the real peer servers.
     crate::conformance::run(&[])?;

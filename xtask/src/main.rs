@@ -2,6 +2,7 @@
 //!
 //! Subcommands:
 //! - `bench`: the call-path benchmark against a raw hyper floor, with its ratios.
+//! - `tidy`: file size, allows with a reason, no unused dependencies.
 //! - `ci`: everything CI checks (format, clippy, rustdoc, architecture, tests, conformance, interop).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
@@ -16,6 +17,7 @@ mod conformance;
 mod demo;
 mod interop;
 mod peers;
+mod tidy;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("arch") => arch::run(),
+        Some("tidy") => tidy::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(),
         Some("peers") => peers::run(&args[1..]),
@@ -51,6 +54,7 @@ commands:
   bench   call-path benchmark vs a raw hyper client; prints ratios [criterion args]...
   ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz build, tests, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
+  tidy    house rules: file size, allows with reasons, no unused dependencies
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md

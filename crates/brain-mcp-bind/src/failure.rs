@@ -4,7 +4,7 @@
 
 use brain_mcp_proto::client::RpcError;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
-use brain_mcp_transport::{Delivery, ErrorKind as Wire, MESSAGE_LIMIT, TransportError};
+use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
 
 use crate::client::Target;
@@ -46,7 +46,7 @@ pub(crate) fn before_call(target: &Target, error: StepError) -> ToolFailure {
 /// a refusal of our credentials. Anything short of that is "could not connect".
 fn reached_server(e: &TransportError) -> bool {
     match e.kind() {
-        Wire::Status { status, .. } => !matches!(status.as_u16(), 401 | 403),
+        TransportKind::Status { status, .. } => !matches!(status.as_u16(), 401 | 403),
         _ => e.delivery() == Delivery::Answered,
     }
 }
@@ -62,7 +62,7 @@ pub(crate) fn during_call(target: &Target, error: StepError) -> ToolFailure {
             }
             // A refusal of our credentials comes before the server looks at the call: the
             // tool did not run (a token revoked after the era was learned, for example).
-            if let Wire::Status { status, .. } = e.kind()
+            if let TransportKind::Status { status, .. } = e.kind()
                 && matches!(status.as_u16(), 401 | 403)
             {
                 return ToolFailure::before_send(
@@ -73,9 +73,11 @@ pub(crate) fn during_call(target: &Target, error: StepError) -> ToolFailure {
                 );
             }
             let kind = match e.kind() {
-                Wire::BodyTooLarge { .. } => ErrorKind::OutputTooLarge,
-                Wire::Status { rpc: Some(_), .. } => ErrorKind::RpcError,
-                Wire::Io | Wire::StreamEnded | Wire::Timeout => ErrorKind::ConnectionLost,
+                TransportKind::BodyTooLarge { .. } => ErrorKind::OutputTooLarge,
+                TransportKind::Status { rpc: Some(_), .. } => ErrorKind::RpcError,
+                TransportKind::Io | TransportKind::StreamEnded | TransportKind::Timeout => {
+                    ErrorKind::ConnectionLost
+                }
                 _ => ErrorKind::ProtocolError,
             };
             ToolFailure::after_send(kind, message)

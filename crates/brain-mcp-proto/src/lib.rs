@@ -55,7 +55,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
-#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod client;
 #[doc(hidden)]

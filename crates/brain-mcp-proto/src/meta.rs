@@ -92,7 +92,6 @@ fn merge(into: &mut RequestMeta, from: RequestMeta) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

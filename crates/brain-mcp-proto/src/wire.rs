@@ -43,7 +43,7 @@ macro_rules! wire_struct {
 
         impl $name {
             /// True when `key` is a modelled member that will be written from its field.
-            #[allow(unused_variables)]
+            #[allow(unused_variables)] // a struct with no modelled member never reads `key`
             fn wire_field_is_set(&self, key: &str) -> bool {
                 match key {
                     $( $wire => $crate::wire::wire_is_set!($mode, self.$field), )*
@@ -52,7 +52,7 @@ macro_rules! wire_struct {
             }
 
             /// Writes every member into an already-open map.
-            #[allow(dead_code)]
+            #[allow(dead_code)] // not every wire type needs every generated helper
             pub(crate) fn serialize_members<M: serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
                 $( $crate::wire::wire_ser!($mode, map, self.$field, $wire); )*
                 for (k, v) in &self.extra {
@@ -83,7 +83,7 @@ macro_rules! wire_struct {
                         f.write_str(concat!("a ", stringify!($name), " object"))
                     }
 
-                    #[allow(unused_mut)]
+                    #[allow(unused_mut)] // mutated only when the struct has members
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<$name, A::Error> {
                         $( let mut $field: Option<$ty> = None; )*
                         let mut extra = serde_json::Map::new();

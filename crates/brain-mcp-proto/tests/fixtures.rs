@@ -4,7 +4,12 @@
 //! re-encoded, and decoded into the typed value its method implies (results
 //! are paired with the request of the same id sent the other way). Each
 //! typed value must re-encode to JSON equal to what was on the wire.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::unreachable)] // test code: a failed expectation is a failed test
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)] // test code: a failed expectation is a failed test
 
 mod common;
 

@@ -1,6 +1,11 @@
 //! Property tests: encode/decode identity, no panics on any input, header
 //! value round trips, and typed values losing nothing.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::unreachable)] // test code: a failed expectation is a failed test
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)] // test code: a failed expectation is a failed test
 
 mod common;
 

@@ -327,7 +327,6 @@ fn classify(err: hyper_util::client::legacy::Error, method: &Method, url: &Uri) 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -105,7 +105,6 @@ pub(crate) fn session_id_of(map: &HeaderMap) -> Result<Option<String>, Transport
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -242,7 +242,6 @@ fn memchr_eol(bytes: &[u8]) -> Option<usize> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

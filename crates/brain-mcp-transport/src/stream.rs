@@ -70,7 +70,7 @@ struct State {
 }
 
 impl ReplyStream {
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // one constructor, called once, from `post`
     pub(crate) fn new(
         at: String,
         body: Incoming,

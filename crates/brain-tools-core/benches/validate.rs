@@ -2,7 +2,7 @@
 //! uses, against compiling the schema per call (the defect the precompiled path avoids).
 //!
 //! Besides criterion's figures it prints the ratio of the two from a plain timing loop.
-#![allow(missing_docs, clippy::unwrap_used)]
+#![allow(missing_docs, clippy::unwrap_used)] // a benchmark harness: a failed setup ends the run
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -253,7 +253,6 @@ impl fmt::Display for ErrorKind {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

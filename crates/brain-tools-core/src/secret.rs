@@ -74,7 +74,6 @@ pub enum SecretError {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,7 +1,12 @@
 //! Schemas that cost more than linear time (an exponential `anyOf` over references, a
 //! quadratic `uniqueItems`): their checks run off the async workers, inside the call's
 //! deadline, and other calls go on meanwhile.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::unreachable)] // test code: a failed expectation is a failed test
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)] // test code: a failed expectation is a failed test
 
 use std::time::{Duration, Instant};
 

@@ -94,7 +94,7 @@ pub struct TestServer {
 
 impl TestServer {
     /// Starts a server, panicking when it cannot (for tests; see [`TestServer::try_start`]).
-    #[allow(clippy::expect_used)]
+    #[allow(clippy::expect_used)] // a test helper: a server that cannot start fails the test
     pub fn start(config: ServerConfig) -> Self {
         Self::try_start(config).expect("start the test MCP server")
     }

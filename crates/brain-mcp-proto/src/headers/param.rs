@@ -231,7 +231,6 @@ pub fn param_header_values(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

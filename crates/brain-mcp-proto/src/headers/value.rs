@@ -77,7 +77,6 @@ pub fn decode_header_value(header: &str) -> Result<String, HeaderValueError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

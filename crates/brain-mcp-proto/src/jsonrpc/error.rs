@@ -150,7 +150,6 @@ pub(crate) fn describe(raw: &RawValue) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

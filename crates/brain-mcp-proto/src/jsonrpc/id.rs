@@ -148,7 +148,6 @@ impl<'de> Visitor<'de> for IdVisitor {
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used)]
-
 use std::borrow::Cow;
 
 use serde_json::{Value, json};

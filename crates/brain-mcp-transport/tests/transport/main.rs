@@ -1,5 +1,10 @@
 //! Integration tests of the transport against real in-process servers and child processes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::unreachable)] // test code: a failed expectation is a failed test
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)] // test code: a failed expectation is a failed test
 #![allow(missing_docs, unreachable_pub)] // test helpers are neither API nor documented
 
 mod exchange;

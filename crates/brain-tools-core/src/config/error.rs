@@ -109,7 +109,6 @@ pub(crate) fn index_path(parent: &str, index: usize) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -118,7 +118,6 @@ impl<'de> Visitor<'de> for Node<'_> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -234,7 +234,7 @@ impl<'a> Fields<'a, '_> {
     }
 
     /// A schema field: a JSON object that compiles. The outer `Option` is "present".
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity)] // present? then the schema and its validator: clearer spelled out
     fn schema(
         &mut self,
         key: &str,

@@ -64,7 +64,6 @@ pub(crate) fn check_env_name(name: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -53,7 +53,6 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,5 +1,4 @@
 //! Every load-time rule, with its exact message.
-#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 

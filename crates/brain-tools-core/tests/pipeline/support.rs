@@ -1,0 +1,144 @@
+//! The recording executor and helpers both test files share.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub(crate) use async_trait::async_trait;
+use brain_tools_core::{
+    Binding, ErrorKind, ExecContext, NoProgress, Secret, SecretError, ToolCall, ToolExecutor,
+    ToolFailure, ToolOutput, ToolResultEvent, run_call_with,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) fn binding(extra: Value) -> Binding {
+    let mut value = json!({
+        "name": "search",
+        "description": "Search.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+            "required": ["query"]
+        },
+        "url": "https://example.com/mcp",
+        "mcp_tool": "search",
+        "tenants": ["acme", "local"],
+        "timeout_seconds": 10
+    });
+    for (key, field) in extra.as_object().unwrap() {
+        value[key] = field.clone();
+    }
+    Binding::from_value(&value).unwrap()
+}
+
+pub(crate) fn call(tenant: &str, arguments: Value) -> ToolCall {
+    ToolCall::new(tenant, "s1", "c1", arguments)
+}
+
+/// What the executor does once called.
+#[derive(Clone)]
+pub(crate) enum Behaviour {
+    Return(Result<ToolOutput, ToolFailure>),
+    /// Report these progress values, then return text.
+    Progress(Vec<f64>),
+    /// Wait forever, optionally after marking the invocation sent.
+    Hang {
+        mark_sent: bool,
+    },
+}
+
+/// Records every call it receives and whether its future was dropped unfinished.
+pub(crate) struct Recorder {
+    pub(crate) behaviour: Behaviour,
+    pub(crate) calls: Mutex<Vec<(ToolCall, Option<String>)>>,
+    pub(crate) dropped_unfinished: Arc<AtomicBool>,
+}
+
+impl Recorder {
+    pub(crate) fn new(behaviour: Behaviour) -> Self {
+        Self {
+            behaviour,
+            calls: Mutex::new(Vec::new()),
+            dropped_unfinished: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    pub(crate) fn returning(output: ToolOutput) -> Self {
+        Self::new(Behaviour::Return(Ok(output)))
+    }
+
+    pub(crate) fn call_count(&self) -> usize {
+        self.calls.lock().unwrap().len()
+    }
+}
+
+/// Sets a flag when dropped before `finish`.
+struct DropFlag(Arc<AtomicBool>, bool);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for Recorder {
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        self.calls.lock().unwrap().push((
+            ctx.call.clone(),
+            ctx.token.as_ref().map(|t| t.expose().to_owned()),
+        ));
+        let mut flag = DropFlag(self.dropped_unfinished.clone(), false);
+        let result = match &self.behaviour {
+            Behaviour::Return(result) => result.clone(),
+            Behaviour::Progress(values) => {
+                for value in values {
+                    let number = serde_json::Number::from_f64(*value).unwrap();
+                    ctx.progress.report(number, Some(10.into()), None);
+                    tokio::task::yield_now().await;
+                }
+                Ok(ToolOutput::text("done"))
+            }
+            Behaviour::Hang { mark_sent } => {
+                if *mark_sent {
+                    ctx.mark_sent();
+                }
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+        };
+        flag.1 = true;
+        result
+    }
+}
+
+pub(crate) fn tokens(var: &str) -> Result<Secret, SecretError> {
+    match var {
+        "GOOD_TOKEN" => Ok(Secret::new("s3cr3t-value")),
+        "EMPTY_TOKEN" => Err(SecretError::Empty(var.to_owned())),
+        _ => Err(SecretError::Missing(var.to_owned())),
+    }
+}
+
+pub(crate) async fn run(binding: &Binding, call: ToolCall, executor: &Recorder) -> ToolResultEvent {
+    run_call_with(
+        binding,
+        call,
+        executor,
+        &NoProgress,
+        &CancellationToken::new(),
+        &tokens,
+    )
+    .await
+}
+
+pub(crate) fn assert_failure(result: &ToolResultEvent, kind: ErrorKind, unknown: bool) -> String {
+    assert!(result.is_error, "{result:?}");
+    assert_eq!(result.error_kind(), Some(kind), "{result:?}");
+    assert_eq!(result.unknown_outcome, Some(unknown), "{result:?}");
+    assert!(result.content.is_empty());
+    assert_eq!(result.call_id, "c1");
+    result.error.as_ref().unwrap().message.clone()
+}
