@@ -13,6 +13,9 @@ use serde_json::Value;
 /// so that a huge argument value cannot blow up an error message.
 const MAX_VIOLATION_MESSAGE: usize = 300;
 
+/// The most memory one compiled pattern may take (the `regex` crate's size limits).
+const REGEX_SIZE_LIMIT: usize = 2 * 1024 * 1024;
+
 /// The most violations listed for one value; validation stops looking after these.
 const MAX_VIOLATIONS: usize = 20;
 
@@ -29,7 +32,14 @@ impl CompiledSchema {
     /// The error is a one-line reason, suitable after a config path.
     pub fn compile(schema: &Value) -> Result<Self, String> {
         comparable_numbers(schema)?;
-        let mut options = jsonschema::options().offline();
+        // `pattern` and `patternProperties` use the `regex` crate: matching is linear in the
+        // input whatever the pattern (no backtracking), and a pattern it cannot compile
+        // (backreferences, lookaround) is refused here, at load.
+        let mut options = jsonschema::options().offline().with_pattern_options(
+            jsonschema::PatternOptions::regex()
+                .size_limit(REGEX_SIZE_LIMIT)
+                .dfa_size_limit(REGEX_SIZE_LIMIT),
+        );
         if schema.get("$schema").is_none() {
             options = options.with_draft(jsonschema::Draft::Draft202012);
         }
@@ -307,6 +317,28 @@ mod tests {
         assert!(
             CompiledSchema::compile(&json!({"maximum": num("1e9223372036854775807")})).is_err()
         );
+    }
+
+    #[test]
+    fn patterns_match_in_linear_time_and_backreferences_are_refused() {
+        // A pattern that makes a backtracking engine take exponential time.
+        let schema =
+            CompiledSchema::compile(&json!({"type": "string", "pattern": "^(a+)+$"})).unwrap();
+        let hostile = format!("{}b", "a".repeat(100_000));
+        let started = std::time::Instant::now();
+        assert!(!schema.is_valid(&json!(hostile)));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        for backtracking in [r"^(?:(a|aa)\1?)+$", r"^(?=a)a$", r"(?<!x)y"] {
+            let error = CompiledSchema::compile(&json!({"pattern": backtracking})).unwrap_err();
+            assert!(!error.is_empty(), "{backtracking}");
+        }
+        let error =
+            CompiledSchema::compile(&json!({"patternProperties": {r"(\w)\1": {}}})).unwrap_err();
+        assert!(!error.is_empty());
     }
 
     #[test]
