@@ -18,6 +18,7 @@ mod era;
 mod exchange;
 mod failure;
 pub mod flags;
+pub mod fuzzing;
 mod probe;
 mod session;
 pub mod text;
