@@ -4,6 +4,7 @@
 //! - `bench`: the call-path benchmark against a raw hyper floor, with its ratios.
 //! - `ci`: everything CI checks (format, clippy, rustdoc, architecture, tests, conformance, interop).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
+//! - `fuzz`: seeds, builds (nightly) and runs every fuzz target for a while; see `fuzz/README.md`.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `interop`: mcp-tools and mcp-call against the real peers in each era; writes docs/interop.md.
@@ -14,6 +15,7 @@ mod ci;
 mod cmd;
 mod conformance;
 mod demo;
+mod fuzz;
 mod interop;
 mod peers;
 
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
         Some("arch") => arch::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("peers") => peers::run(&args[1..]),
         Some("interop") => interop::run(),
         Some("conformance") => conformance::run(&args[1..]),
@@ -49,9 +52,10 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   bench   call-path benchmark vs a raw hyper client; prints ratios [criterion args]...
-  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz build, tests, conformance, interop
+  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz build (and run, with nightly), tests, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
+  fuzz    run every fuzz target (needs a nightly toolchain) for SECONDS each [SECONDS, default 60]
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";

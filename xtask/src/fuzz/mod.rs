@@ -1,0 +1,118 @@
+//! `cargo xtask fuzz [SECONDS]`: writes the seed corpora, builds every fuzz target with a
+//! nightly toolchain and libFuzzer's instrumentation, and runs each for SECONDS (default
+//! 60), one after the other. No cargo-fuzz needed: `libfuzzer-sys` bundles libFuzzer.
+//!
+//! Corpora grow in `fuzz/corpus/<target>/` across runs, crash inputs land in
+//! `fuzz/artifacts/<target>/` and each run's output in `fuzz/target/logs/<target>.log`
+//! (all ignored by git). Without a nightly toolchain the command fails and says so;
+//! `cargo xtask ci` instead skips its short run with a note.
+
+mod build;
+mod fixtures;
+mod libfuzzer;
+mod seeds;
+mod sse;
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use build::Nightly;
+use libfuzzer::{Row, TABLE_HEADER};
+
+/// Every fuzz target (`fuzz/fuzz_targets/<name>.rs`).
+pub(crate) const TARGETS: &[&str] = &["decode", "sse", "host_config", "convert", "header_value"];
+/// Seconds per target when none are given.
+const DEFAULT_SECONDS: u64 = 60;
+/// Seconds per target in `cargo xtask ci` (when a nightly is installed).
+pub(crate) const CI_SECONDS: u64 = 12;
+
+/// `cargo xtask fuzz [SECONDS]`.
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let seconds = parse_seconds(args)?;
+    let Some(toolchain) = build::nightly() else {
+        return Err(
+            "cargo xtask fuzz needs a nightly toolchain (libFuzzer's instrumentation \
+             and AddressSanitizer are nightly-only) and none is installed; install one with \
+             `rustup toolchain install nightly`"
+                .into(),
+        );
+    };
+    fuzz_all(toolchain, seconds)
+}
+
+/// The short run `cargo xtask ci` does: every target for `seconds`, or a note and success
+/// when no nightly toolchain is installed.
+pub(crate) fn ci(seconds: u64) -> Result<(), String> {
+    match build::nightly() {
+        Some(toolchain) => fuzz_all(toolchain, seconds),
+        None => {
+            eprintln!(
+                "xtask ci: NOTE: no nightly toolchain installed, so the fuzz targets were only \
+                 type-checked, not run (`cargo xtask fuzz` needs nightly)"
+            );
+            Ok(())
+        }
+    }
+}
+
+fn parse_seconds(args: &[String]) -> Result<u64, String> {
+    match args {
+        [] => Ok(DEFAULT_SECONDS),
+        [seconds] => match seconds.parse::<u64>() {
+            Ok(s) if s > 0 => Ok(s),
+            _ => Err(format!(
+                "SECONDS must be a whole number above 0, not `{seconds}`"
+            )),
+        },
+        _ => Err("usage: cargo xtask fuzz [SECONDS]".into()),
+    }
+}
+
+/// Seeds, builds and runs every target, then prints one table of results.
+fn fuzz_all(toolchain: String, seconds: u64) -> Result<(), String> {
+    let root = crate::project_root();
+    let fuzz = root.join("fuzz");
+    eprintln!("xtask fuzz: {toolchain}, {seconds} s per target");
+    for seeds in seeds::all(&root, TARGETS)? {
+        seeds.write(&fuzz.join("corpus").join(seeds.target))?;
+        eprintln!("    {} seeds for {}", seeds.inputs.len(), seeds.target);
+    }
+    let nightly = Nightly::new(toolchain)?;
+    nightly.build(&root)?;
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for target in TARGETS {
+        eprintln!("==> fuzz {target} for {seconds} s");
+        let outcome = libfuzzer::run(
+            &nightly.binary(&root, target),
+            seconds,
+            &fuzz.join("corpus").join(target),
+            &fuzz.join("artifacts").join(target),
+            &fuzz.join("target/logs").join(format!("{target}.log")),
+        )?;
+        rows.push(Row(target, &outcome.summary).to_string());
+        if let Some(failure) = &outcome.failure {
+            eprintln!("    {target} FAILED ({})", display(&outcome.log));
+            failures.push(format!("{target}: {failure}"));
+        }
+    }
+    println!("\n{TABLE_HEADER}\n{}", rows.join("\n"));
+    if failures.is_empty() {
+        eprintln!("xtask fuzz: no target failed");
+        Ok(())
+    } else {
+        Err(format!(
+            "{} fuzz target(s) failed:\n{}",
+            failures.len(),
+            failures.join("\n\n")
+        ))
+    }
+}
+
+fn display(path: &Path) -> String {
+    path.strip_prefix(crate::project_root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
