@@ -1,5 +1,6 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
-//! clippy, rustdoc, the fuzz target's build, all tests, the conformance suite and interop.
+//! clippy, rustdoc, the fuzz targets' build (and a short fuzz run when a nightly toolchain
+//! is installed), all tests, the conformance suite and interop.
 
 use crate::cmd;
 
@@ -26,8 +27,8 @@ pub(crate) fn run() -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
-    // The fuzz target lives in its own workspace (cargo-fuzz needs nightly to run it); CI
-    // only makes sure it still compiles on stable against the current proto API.
+    // The fuzz targets live in their own workspace (running them needs nightly); here CI
+    // only makes sure they still compile on stable against the current APIs.
     cmd::run(
         &cargo,
         &["check", "--locked", "--manifest-path", "fuzz/Cargo.toml"],
@@ -39,6 +40,9 @@ pub(crate) fn run() -> Result<(), String> {
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
     }
+    // A short run of every fuzz target when a nightly toolchain is installed (a note
+    // otherwise); `cargo xtask fuzz` is the long one.
+    crate::fuzz::ci(crate::fuzz::CI_SECONDS)?;
     // Interoperability, judged by others' code: the official conformance suite against a
     // client built on our crates, then our two programs against the real peer servers.
     crate::conformance::run(&[])?;
