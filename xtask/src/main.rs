@@ -55,7 +55,7 @@ commands:
   ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz build (and run, with nightly), tests, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
-  fuzz    run every fuzz target (needs a nightly toolchain) for SECONDS each [SECONDS, default 60]
+  fuzz    run the fuzz targets (needs a nightly toolchain) for SECONDS each [SECONDS [TARGET]...], default 60 s, all
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";

@@ -1,6 +1,7 @@
-//! `cargo xtask fuzz [SECONDS]`: writes the seed corpora, builds every fuzz target with a
-//! nightly toolchain and libFuzzer's instrumentation, and runs each for SECONDS (default
-//! 60), one after the other. No cargo-fuzz needed: `libfuzzer-sys` bundles libFuzzer.
+//! `cargo xtask fuzz [SECONDS] [TARGET]...`: writes the seed corpora, builds every fuzz
+//! target with a nightly toolchain and libFuzzer's instrumentation, and runs each (or only
+//! the TARGETs named) for SECONDS (default 60), one after the other. No cargo-fuzz needed:
+//! `libfuzzer-sys` bundles libFuzzer.
 //!
 //! Corpora grow in `fuzz/corpus/<target>/` across runs, crash inputs land in
 //! `fuzz/artifacts/<target>/` and each run's output in `fuzz/target/logs/<target>.log`
@@ -27,9 +28,9 @@ const DEFAULT_SECONDS: u64 = 60;
 /// Seconds per target in `cargo xtask ci` (when a nightly is installed).
 pub(crate) const CI_SECONDS: u64 = 12;
 
-/// `cargo xtask fuzz [SECONDS]`.
+/// `cargo xtask fuzz [SECONDS] [TARGET]...`.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let seconds = parse_seconds(args)?;
+    let (seconds, targets) = parse_args(args)?;
     let Some(toolchain) = build::nightly() else {
         return Err(
             "cargo xtask fuzz needs a nightly toolchain (libFuzzer's instrumentation \
@@ -38,14 +39,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 .into(),
         );
     };
-    fuzz_all(toolchain, seconds)
+    fuzz_all(toolchain, seconds, &targets)
 }
 
 /// The short run `cargo xtask ci` does: every target for `seconds`, or a note and success
 /// when no nightly toolchain is installed.
 pub(crate) fn ci(seconds: u64) -> Result<(), String> {
     match build::nightly() {
-        Some(toolchain) => fuzz_all(toolchain, seconds),
+        Some(toolchain) => fuzz_all(toolchain, seconds, TARGETS),
         None => {
             eprintln!(
                 "xtask ci: NOTE: no nightly toolchain installed, so the fuzz targets were only \
@@ -56,25 +57,43 @@ pub(crate) fn ci(seconds: u64) -> Result<(), String> {
     }
 }
 
-fn parse_seconds(args: &[String]) -> Result<u64, String> {
-    match args {
-        [] => Ok(DEFAULT_SECONDS),
-        [seconds] => match seconds.parse::<u64>() {
-            Ok(s) if s > 0 => Ok(s),
-            _ => Err(format!(
-                "SECONDS must be a whole number above 0, not `{seconds}`"
-            )),
-        },
-        _ => Err("usage: cargo xtask fuzz [SECONDS]".into()),
+/// SECONDS (or the default) and the targets named after it (or all of them).
+fn parse_args(args: &[String]) -> Result<(u64, Vec<&'static str>), String> {
+    let Some((first, names)) = args.split_first() else {
+        return Ok((DEFAULT_SECONDS, TARGETS.to_vec()));
+    };
+    let seconds = match first.parse::<u64>() {
+        Ok(s) if s > 0 => s,
+        _ => {
+            return Err(format!(
+                "SECONDS must be a whole number above 0, not `{first}`"
+            ));
+        }
+    };
+    let mut targets = Vec::new();
+    for name in names {
+        match TARGETS.iter().find(|t| *t == name) {
+            Some(target) => targets.push(*target),
+            None => {
+                return Err(format!(
+                    "no fuzz target `{name}`; the targets are {}",
+                    TARGETS.join(", ")
+                ));
+            }
+        }
     }
+    if targets.is_empty() {
+        targets = TARGETS.to_vec();
+    }
+    Ok((seconds, targets))
 }
 
-/// Seeds, builds and runs every target, then prints one table of results.
-fn fuzz_all(toolchain: String, seconds: u64) -> Result<(), String> {
+/// Seeds, builds and runs `targets`, then prints one table of results.
+fn fuzz_all(toolchain: String, seconds: u64, targets: &[&'static str]) -> Result<(), String> {
     let root = crate::project_root();
     let fuzz = root.join("fuzz");
     eprintln!("xtask fuzz: {toolchain}, {seconds} s per target");
-    for seeds in seeds::all(&root, TARGETS)? {
+    for seeds in seeds::all(&root, targets)? {
         seeds.write(&fuzz.join("corpus").join(seeds.target))?;
         eprintln!("    {} seeds for {}", seeds.inputs.len(), seeds.target);
     }
@@ -82,7 +101,7 @@ fn fuzz_all(toolchain: String, seconds: u64) -> Result<(), String> {
     nightly.build(&root)?;
     let mut rows = Vec::new();
     let mut failures = Vec::new();
-    for target in TARGETS {
+    for target in targets {
         eprintln!("==> fuzz {target} for {seconds} s");
         let outcome = libfuzzer::run(
             &nightly.binary(&root, target),

@@ -7,12 +7,18 @@ use super::libfuzzer::{Row, Summary, parse};
 use super::*;
 
 #[test]
-fn seconds_default_and_must_be_positive() {
-    assert_eq!(parse_seconds(&[]), Ok(DEFAULT_SECONDS));
-    assert_eq!(parse_seconds(&["600".into()]), Ok(600));
-    assert!(parse_seconds(&["0".into()]).is_err());
-    assert!(parse_seconds(&["ten".into()]).is_err());
-    assert!(parse_seconds(&["1".into(), "2".into()]).is_err());
+fn arguments_are_seconds_then_targets() {
+    let args = |list: &[&str]| parse_args(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(args(&[]), Ok((DEFAULT_SECONDS, TARGETS.to_vec())));
+    assert_eq!(args(&["600"]), Ok((600, TARGETS.to_vec())));
+    assert_eq!(
+        args(&["5", "sse", "decode"]),
+        Ok((5, vec!["sse", "decode"]))
+    );
+    assert!(args(&["0"]).is_err());
+    assert!(args(&["ten"]).is_err());
+    assert!(args(&["sse"]).is_err());
+    assert!(args(&["1", "nope"]).is_err());
 }
 
 #[test]
