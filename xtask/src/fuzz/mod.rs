@@ -34,8 +34,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let Some(toolchain) = build::nightly() else {
         return Err(
             "cargo xtask fuzz needs a nightly toolchain (libFuzzer's instrumentation \
-             and AddressSanitizer are nightly-only) and none is installed; install one with \
-             `rustup toolchain install nightly`"
+             and AddressSanitizer are nightly-only), and `rustup toolchain list` shows none \
+             (or rustup is not on PATH); install one with `rustup toolchain install nightly`"
                 .into(),
         );
     };
@@ -49,8 +49,8 @@ pub(crate) fn ci(seconds: u64) -> Result<(), String> {
         Some(toolchain) => fuzz_all(toolchain, seconds, TARGETS),
         None => {
             eprintln!(
-                "xtask ci: NOTE: no nightly toolchain installed, so the fuzz targets were only \
-                 type-checked, not run (`cargo xtask fuzz` needs nightly)"
+                "xtask ci: NOTE: no nightly toolchain found (`rustup toolchain list`), so the \
+                 fuzz targets were only type-checked, not run (`cargo xtask fuzz` needs nightly)"
             );
             Ok(())
         }
