@@ -1,10 +1,5 @@
-//! Feeds arbitrary bytes to every decoder of brain-mcp-proto.
-//!
-//! Run with `cargo +nightly fuzz run decode` from this directory.
+//! Feeds arbitrary bytes to every decoder of brain-mcp-proto; the property is that no
+//! input panics (see `brain_mcp_proto::fuzzing::decode_message`).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    brain_mcp_proto::fuzzing::decode_message(data);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| brain_mcp_proto::fuzzing::decode_message(data));

@@ -1,6 +1,7 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
-//! house rules, clippy, rustdoc, the fuzz targets' build, every test once, the conformance
-//! suite and interop.
+//! house rules, clippy, rustdoc, the fuzz targets' type-check, every test once, the
+//! conformance suite and interop. Fuzzing itself (`cargo xtask fuzz`) is not part of it:
+//! its instrumented nightly build alone takes longer than the rest of CI.
 
 use crate::cmd;
 
@@ -28,8 +29,8 @@ pub(crate) fn run() -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
-    // The fuzz target lives in its own workspace (cargo-fuzz needs nightly to run it); CI
-    // only makes sure it still compiles on stable against the current proto API.
+    // The fuzz targets live in their own workspace (running them needs nightly); here CI
+    // only makes sure they still compile on stable against the current APIs.
     cmd::run(
         &cargo,
         &["check", "--locked", "--manifest-path", "fuzz/Cargo.toml"],

@@ -5,6 +5,7 @@
 //! - `tidy`: file size, allows with a reason, no unused dependencies.
 //! - `ci`: everything CI checks (format, clippy, rustdoc, architecture, tests, conformance, interop).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
+//! - `fuzz`: seeds, builds (nightly) and runs every fuzz target for a while; see `fuzz/README.md`.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `interop`: mcp-tools and mcp-call against the real peers in each era; writes docs/interop.md.
@@ -15,6 +16,7 @@ mod ci;
 mod cmd;
 mod conformance;
 mod demo;
+mod fuzz;
 mod interop;
 mod peers;
 mod tidy;
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
         Some("tidy") => tidy::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("peers") => peers::run(&args[1..]),
         Some("interop") => interop::run(),
         Some("conformance") => conformance::run(&args[1..]),
@@ -52,10 +55,11 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   bench   call-path benchmark vs a raw hyper client; prints ratios [criterion args]...
-  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz build, tests, conformance, interop
+  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz type-check, tests, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   tidy    house rules: file size, allows with reasons, no unused dependencies
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
+  fuzz    run the fuzz targets (needs a nightly toolchain) for SECONDS each [SECONDS [TARGET]...], default 60 s, all
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";

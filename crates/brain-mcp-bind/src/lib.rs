@@ -17,6 +17,8 @@ mod convert;
 pub mod discover;
 mod exchange;
 mod failure;
+#[doc(hidden)]
+pub mod fuzzing;
 mod probe;
 mod redact;
 mod responder;

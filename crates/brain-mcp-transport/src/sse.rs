@@ -104,7 +104,10 @@ impl SseDecoder {
                 let take = need.min(rest.len());
                 if rest[..take] != bom[have..have + take] {
                     self.at_start = false;
-                    // Not a BOM: the buffered prefix is ordinary line content.
+                    // Not a BOM: the buffered prefix is ordinary line content, counted
+                    // against the limit like the rest of the line.
+                    let prefix = self.line.split();
+                    self.push_line_bytes(&prefix)?;
                     continue;
                 }
                 self.line.extend_from_slice(&rest[..take]);
@@ -312,6 +315,17 @@ mod tests {
     fn priming_event_keeps_id_and_id_with_nul_is_ignored() {
         let got = decode_chunks(&[b"id: p1\ndata:\n\nid: bad\0\ndata: x\n\n"], 1024).unwrap();
         assert_eq!(got, vec![ev("", Some("p1")), ev("x", Some("p1"))]);
+    }
+
+    #[test]
+    fn a_partial_bom_counts_toward_the_limit_however_it_arrives() {
+        // Found while writing the sse fuzz target's chunking property: bytes buffered as a
+        // possible BOM in one chunk were not counted once the next chunk showed they were
+        // line content, so a split stream could pass a limit the whole stream failed.
+        let too_large = Err(SseError::EventTooLarge { limit: 2 });
+        assert_eq!(decode_chunks(&[b"\xEF\xBBx\n"], 2), too_large);
+        assert_eq!(decode_chunks(&[b"\xEF", b"\xBB", b"x\n"], 2), too_large);
+        assert_eq!(decode_chunks(&[b"\xEF", b"\xBBx\n"], 2), too_large);
     }
 
     #[test]

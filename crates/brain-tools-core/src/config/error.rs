@@ -14,7 +14,10 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.reason)
+        // Reasons can quote the document's strings; line breaks in them are escaped so
+        // each problem stays on one line.
+        let reason = self.reason.replace('\r', "\\r").replace('\n', "\\n");
+        write!(f, "{}: {reason}", self.path)
     }
 }
 
@@ -129,5 +132,27 @@ mod tests {
         let all = ConfigErrors::from_vec(errors.0).expect("two errors");
         assert_eq!(all.to_string(), "tools[0].name: must be a string\n$: bad");
         assert_eq!(all.errors().len(), 2);
+    }
+
+    #[test]
+    fn line_breaks_quoted_from_the_document_stay_on_one_line() {
+        // The host_config fuzz target checks this property: duplicate names and tenants are
+        // quoted as written, so a line break in one split its problem over two lines.
+        let text =
+            r#"{"tools": [{"name": "a\nb"}, {"name": "a\nb", "tenants": ["t\r\n", "t\r\n"]}]}"#;
+        let errors = crate::HostConfig::load(text).unwrap_err();
+        let shown = errors.to_string();
+        assert_eq!(shown.lines().count(), errors.errors().len(), "{shown}");
+        assert!(
+            shown.contains(r#"tools[1].name: duplicate name "a\nb" (first used at tools[0].name)"#)
+        );
+        assert!(shown.contains(r#"tools[1].tenants[1]: duplicate tenant "t\r\n""#));
+        // The reason itself keeps the text as it was.
+        assert!(
+            errors
+                .errors()
+                .iter()
+                .any(|e| e.reason.contains("\"a\nb\""))
+        );
     }
 }
