@@ -1,6 +1,7 @@
 //! How a [`TestServer`](super::TestServer) behaves: era, reply framing and injected faults.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Which MCP protocol era the server speaks.
@@ -53,6 +54,13 @@ pub struct ServerConfig {
     /// When set, every request must carry `Authorization: Bearer <token>` or gets HTTP 401.
     /// Redacted in `Debug`.
     pub require_token: Option<String>,
+    /// Keep every request and session id in [`Stats`](super::Stats) (default). Off, only
+    /// [`Counters`](super::Counters) are kept: for benchmarks making many thousands of calls.
+    pub keep_requests: bool,
+    /// Serve HTTPS with this configuration: HTTP/1.1, and h2 when its ALPN list offers
+    /// `h2`. Idle connections are then never closed by the server
+    /// ([`Self::close_idle_after`] applies to plain HTTP only).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -71,6 +79,8 @@ impl fmt::Debug for ServerConfig {
                 "require_token",
                 &self.require_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("keep_requests", &self.keep_requests)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }
@@ -88,6 +98,8 @@ impl Default for ServerConfig {
             close_idle_after: None,
             sse_priming: false,
             require_token: None,
+            keep_requests: true,
+            tls: None,
         }
     }
 }
