@@ -213,6 +213,7 @@ fn main() {
     });
     let (base, _) = measure::rss_kib();
     let cpu0 = measure::cpu_seconds();
+    let ticks0 = measure::cpu_ticks_seconds();
     let t0 = Instant::now();
     let (lat, errors, first) = match rt.block_on(run(&a, http)) {
         Ok(r) => r,
@@ -223,12 +224,13 @@ fn main() {
     };
     let wall = t0.elapsed().as_secs_f64();
     let cpu = measure::cpu_seconds() - cpu0;
+    let ticks = measure::cpu_ticks_seconds() - ticks0;
     let (rss, hwm) = measure::rss_kib();
     println!(
         "{}",
         json!({
             "side": "rmcp", "calls": lat.len(), "errors": errors, "first_error": first,
-            "wall_s": wall, "cpu_s": cpu,
+            "wall_s": wall, "cpu_s": cpu, "cpu_ticks_s": ticks,
             "p50_us": measure::percentile(&lat, 50.0), "p99_us": measure::percentile(&lat, 99.0),
             "rss_base_kib": base, "rss_kib": rss, "rss_hwm_kib": hwm,
         })
