@@ -12,6 +12,7 @@ use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers::{LAST_EVENT_ID, McpHeaders};
+use crate::load::Busy;
 use crate::media::{self, ContentType};
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
@@ -52,6 +53,8 @@ pub struct ReplyStream {
 struct State {
     at: String,
     body: Option<Incoming>,
+    /// Counts the reply's connection as in use while the body is held.
+    busy: Option<Busy>,
     content_type: ContentType,
     session_id: Option<String>,
     id: RequestId,
@@ -67,7 +70,7 @@ impl ReplyStream {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         at: String,
-        body: Incoming,
+        (body, busy): (Incoming, Option<Busy>),
         content_type: ContentType,
         session_id: Option<String>,
         id: RequestId,
@@ -79,6 +82,7 @@ impl ReplyStream {
         let inner = Box::new(State {
             at,
             body: Some(body),
+            busy,
             content_type,
             session_id,
             id,
@@ -129,6 +133,7 @@ impl State {
             if let Err(e) = step {
                 // Dropping the body discards the connection.
                 self.body = None;
+                self.busy = None;
                 return Some(Err(e));
             }
         }
@@ -144,6 +149,7 @@ impl State {
                 .min(self.budget.remaining());
             body::drain(&mut b, limit, self.client.config().drain_timeout).await;
         }
+        self.busy = None;
     }
 
     async fn read_json(&mut self) -> Result<(), TransportError> {
@@ -153,6 +159,7 @@ impl State {
         let bytes = body::read_all(b, &mut self.budget).await?;
         // The body is complete: the connection is already back in the pool.
         self.body = None;
+        self.busy = None;
         let text = utf8(&self.at, bytes)?;
         let messages = rpc::split(&text, &self.id)
             .map_err(|e| unexpected(format!("{}: the JSON reply is not JSON-RPC: {e}", self.at)))?;
@@ -216,6 +223,7 @@ impl State {
     /// The event stream ended without our response: resume or fail at once.
     async fn stream_ended(&mut self) -> Result<(), TransportError> {
         self.body = None;
+        self.busy = None;
         let ended = |at: &str, why: &str| {
             TransportError::new(
                 ErrorKind::StreamEnded,
@@ -283,6 +291,7 @@ async fn resume_get(
         headers: &build,
         body: Bytes::new(),
         idempotent: true,
+        background: false,
     };
     let mut resp = resume.client.send(out).await?;
     if !resp.status().is_success() {
