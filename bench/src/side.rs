@@ -3,10 +3,10 @@
 //!
 //! `brain-bench side --side ours|raw --url URL --concurrency C --calls N
 //!  --era handshake|stateless [--ca PEM_FILE] [--plan FILE] [--threads T]
-//!  [--pool-max-idle N]`
+//!  [--pool-max-idle N] [--cleanup-opens-connections true|false]`
 //!
-//! `--pool-max-idle` overrides our client's `ClientConfig::pool_max_idle_per_host`, to
-//! compare pool policies.
+//! The last two override our client's `ClientConfig::pool_max_idle_per_host` and
+//! `cleanup_opens_connections`, to compare pool policies.
 
 use std::sync::Arc;
 
@@ -26,6 +26,7 @@ struct Flags {
     plan: Option<Vec<u8>>,
     threads: usize,
     pool_max_idle: Option<usize>,
+    cleanup_connects: Option<bool>,
 }
 
 fn flags(args: &[String]) -> Result<Flags, String> {
@@ -39,6 +40,7 @@ fn flags(args: &[String]) -> Result<Flags, String> {
         plan: None,
         threads: 2,
         pool_max_idle: None,
+        cleanup_connects: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -55,6 +57,7 @@ fn flags(args: &[String]) -> Result<Flags, String> {
             "--plan" => f.plan = Some(file()?),
             "--threads" => f.threads = number()?.max(1),
             "--pool-max-idle" => f.pool_max_idle = Some(number()?),
+            "--cleanup-opens-connections" => f.cleanup_connects = Some(value == "true"),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -74,6 +77,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             let ours = Arc::new(Ours::new(&f.url, f.handshake, f.ca.as_deref(), |c| {
                 if let Some(n) = f.pool_max_idle {
                     c.pool_max_idle_per_host = n;
+                }
+                if let Some(on) = f.cleanup_connects {
+                    c.cleanup_opens_connections = on;
                 }
             })?);
             rt.block_on(async {
