@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use brain_tools_core::HostConfig;
 use serde_json::json;
 
-use crate::measure::rss_kib;
+use crate::measure::{cpu_seconds, rss_kib};
 use crate::spawn;
 
 /// Loads the config at `--file` and prints its report.
@@ -23,23 +23,34 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("unknown flag {flag}"));
     }
     let (base, base_hwm) = rss_kib();
+    let cpu = cpu_seconds();
     let started = Instant::now();
     let config = HostConfig::load_path(Path::new(file)).map_err(|e| e.to_string())?;
     let load = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
     let (after, hwm) = rss_kib();
     println!(
         "{}",
-        json!({"bindings": config.tools().len(), "load_s": load, "rss_base_kib": base,
+        json!({"bindings": config.tools().len(), "load_s": load, "cpu_s": cpu, "rss_base_kib": base,
                "rss_base_hwm_kib": base_hwm, "rss_kib": after, "rss_hwm_kib": hwm})
     );
     drop(config);
     Ok(())
 }
 
+/// `config-gen N FILE`: writes the generated config of N bindings.
+pub(crate) fn generate(args: &[String]) -> Result<(), String> {
+    let [n, file] = args else {
+        return Err("usage: brain-bench config-gen N FILE".into());
+    };
+    let n: usize = n.parse().map_err(|e| format!("{n}: {e}"))?;
+    std::fs::write(file, crate::configgen::host_config(n)).map_err(|e| format!("{file}: {e}"))
+}
+
 /// Generates and loads configs of each size; prints a line per size.
 pub(crate) fn measure(exe: &str, dir: &Path, sizes: &[usize]) -> Result<(), String> {
     println!(
-        "\nhost config load (each in a fresh process; held = RSS after load - before, peak = peak RSS - before):"
+        "\nhost config load (each in a fresh process; wall and CPU time of HostConfig::load_path; held = RSS after load - before, peak = peak RSS - before):"
     );
     for &n in sizes {
         let text = crate::configgen::host_config(n);
@@ -54,9 +65,10 @@ pub(crate) fn measure(exe: &str, dir: &Path, sizes: &[usize]) -> Result<(), Stri
             Ok(r) => {
                 let kib = |k: &str| r.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
                 println!(
-                    "CONFIG {n:>6} bindings ({:.1} MiB of JSON): load {:.3} s, held {:.1} MiB, peak {:.1} MiB",
+                    "CONFIG {n:>6} bindings ({:.1} MiB of JSON): load {:.3} s (CPU {:.3} s), held {:.1} MiB, peak {:.1} MiB",
                     text.len() as f64 / 1048576.0,
                     kib("load_s"),
+                    kib("cpu_s"),
                     (kib("rss_kib") - kib("rss_base_kib")) / 1024.0,
                     (kib("rss_hwm_kib") - kib("rss_base_kib")) / 1024.0,
                 );

@@ -7,6 +7,7 @@
 //!   then HTTPS over HTTP/1.1 and h2, and the host config load.
 //! - `brain-bench side ...`: one side of one point (see `side.rs`).
 //! - `brain-bench config-load --file F`: loads one host config and reports time and memory.
+//! - `brain-bench config-gen N FILE`: writes the generated config of N bindings (to profile).
 
 mod capture;
 mod closed_loop;
@@ -33,8 +34,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("side") => side::run(&args[1..]),
         Some("config-load") => configload::run(&args[1..]),
+        Some("config-gen") => configload::generate(&args[1..]),
         Some("run") | None => run(args.get(1..).unwrap_or_default()),
-        Some(other) => Err(format!("unknown command {other:?} (run|side|config-load)")),
+        Some(other) => Err(format!(
+            "unknown command {other:?} (run|side|config-load|config-gen)"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

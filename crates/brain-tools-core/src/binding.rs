@@ -1,6 +1,7 @@
 //! A validated tool binding: how one tool is offered to the model and how it is reached.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -19,8 +20,9 @@ pub struct Binding {
     pub name: String,
     /// The description the model sees.
     pub description: String,
-    /// JSON Schema for the arguments; always a `"type": "object"` schema.
-    pub input_schema: Value,
+    /// JSON Schema for the arguments; always a `"type": "object"` schema. Bindings
+    /// loaded together with equal schemas share one copy.
+    pub input_schema: Arc<Value>,
     /// The tool's endpoint. Always present on an MCP binding.
     pub url: Option<String>,
     /// The tool's name on the MCP server; present exactly on MCP bindings.
@@ -33,8 +35,9 @@ pub struct Binding {
     pub timeout: Duration,
     /// The largest result accepted, in bytes of its JSON (default 1 MiB).
     pub max_output_bytes: usize,
-    /// JSON Schema that successful structured results must match.
-    pub output_schema: Option<Value>,
+    /// JSON Schema that successful structured results must match (shared like
+    /// `input_schema`).
+    pub output_schema: Option<Arc<Value>>,
     /// Whether the tool receives a session inspection token (never on MCP bindings).
     pub inspect_session: bool,
     pub(crate) input_validator: CompiledSchema,
@@ -113,7 +116,7 @@ impl Binding {
             tenants: &self.tenants,
             timeout_seconds: self.timeout.as_secs(),
             max_output_bytes: self.max_output_bytes,
-            output_schema: self.output_schema.as_ref(),
+            output_schema: self.output_schema.as_deref(),
             inspect_session: self.inspect_session,
         };
         serde_json::to_value(form).unwrap_or(Value::Null)

@@ -1,20 +1,26 @@
-//! Parses the config text into a `serde_json::Value`, also noting keys that appear twice in
+//! Parses the config text into `serde_json::Value`s, also noting keys that appear twice in
 //! one object: plain parsing would keep the last silently, hiding a mistake.
+//!
+//! [`parse`] builds the whole document. [`stream`] hands each element of the root's
+//! `tools` array to a callback as soon as it is parsed and keeps nothing of it, so a large
+//! config never exists twice in memory (as text and as one big tree of values).
+//! Paths are only written out for a duplicate key, never for every value.
 
 use std::cell::RefCell;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::error::{field_path, index_path};
 
 /// The parsed document and the paths of duplicated keys, in document order.
+#[cfg(test)]
 pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Error> {
     let duplicates = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Node {
-        path: String::new(),
+        at: Step::Root,
         duplicates: &duplicates,
     }
     .deserialize(&mut deserializer)?;
@@ -22,13 +28,60 @@ pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Erro
     Ok((value, duplicates.into_inner()))
 }
 
+/// What the root of a streamed document held besides the tools.
+#[derive(Debug, Default)]
+pub(crate) struct Root {
+    /// Whether the root is a JSON object.
+    pub(crate) is_object: bool,
+    /// The root's keys, in document order (a repeated key once per occurrence).
+    pub(crate) keys: Vec<String>,
+    /// Whether `tools` was there and held something other than an array.
+    pub(crate) tools_not_array: bool,
+}
+
+/// Parses `text`, calling `tool(index, value, duplicates)` for each element of the root's
+/// `tools` array as soon as it is parsed, with the duplicated keys found inside it.
+/// Returns the root's shape and the duplicated keys found elsewhere.
+pub(crate) fn stream(
+    text: &str,
+    tool: &mut dyn FnMut(usize, Value, Vec<String>),
+) -> Result<(Root, Vec<String>), serde_json::Error> {
+    let duplicates = RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let root = RootSeed {
+        duplicates: &duplicates,
+        tool,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((root, duplicates.into_inner()))
+}
+
+/// Where a value sits: a chain of steps back to the root, written out only when needed.
+#[derive(Clone, Copy)]
+enum Step<'p> {
+    Root,
+    Key(&'p Self, &'p str),
+    Index(&'p Self, usize),
+}
+
+impl Step<'_> {
+    fn path(&self) -> String {
+        match self {
+            Self::Root => String::new(),
+            Self::Key(parent, key) => field_path(&parent.path(), key),
+            Self::Index(parent, i) => index_path(&parent.path(), *i),
+        }
+    }
+}
+
 /// One value being read, and where it sits.
-struct Node<'d> {
-    path: String,
+struct Node<'p, 'd> {
+    at: Step<'p>,
     duplicates: &'d RefCell<Vec<String>>,
 }
 
-impl<'de> DeserializeSeed<'de> for Node<'_> {
+impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -36,7 +89,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Node<'_> {
+impl<'de> Visitor<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -75,7 +128,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         let mut items = Vec::new();
         loop {
             let child = Node {
-                path: index_path(&self.path, items.len()),
+                at: Step::Index(&self.at, items.len()),
                 duplicates: self.duplicates,
             };
             match seq.next_element_seed(child)? {
@@ -88,17 +141,172 @@ impl<'de> Visitor<'de> for Node<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let path = field_path(&self.path, &key);
             let child = Node {
-                path: path.clone(),
+                at: Step::Key(&self.at, &key),
                 duplicates: self.duplicates,
             };
             let value = map.next_value_seed(child)?;
-            if object.insert(key, value).is_some() {
-                self.duplicates.borrow_mut().push(path);
+            if object.contains_key(&key) {
+                self.duplicates
+                    .borrow_mut()
+                    .push(Step::Key(&self.at, &key).path());
             }
+            object.insert(key, value);
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// The document root, read key by key.
+struct RootSeed<'d, 't> {
+    duplicates: &'d RefCell<Vec<String>>,
+    tool: &'t mut dyn FnMut(usize, Value, Vec<String>),
+}
+
+impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
+    type Value = Root;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Root, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RootSeed<'_, '_> {
+    type Value = Root;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Root, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Root::default())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Root, A::Error> {
+        let mut root = Root {
+            is_object: true,
+            ..Root::default()
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            if root.keys.contains(&key) {
+                self.duplicates.borrow_mut().push(field_path("", &key));
+            }
+            if key == "tools" {
+                let tools = ToolsSeed {
+                    duplicates: self.duplicates,
+                    tool: &mut *self.tool,
+                };
+                root.tools_not_array |= !map.next_value_seed(tools)?;
+            } else {
+                let child = Node {
+                    at: Step::Key(&Step::Root, &key),
+                    duplicates: self.duplicates,
+                };
+                map.next_value_seed(child)?;
+            }
+            root.keys.push(key);
+        }
+        Ok(root)
+    }
+}
+
+/// The root's `tools` value: each element goes to the callback. `true` for an array.
+struct ToolsSeed<'d, 't> {
+    duplicates: &'d RefCell<Vec<String>>,
+    tool: &'t mut dyn FnMut(usize, Value, Vec<String>),
+}
+
+impl<'de> DeserializeSeed<'de> for ToolsSeed<'_, '_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let tools = Step::Key(&Step::Root, "tools");
+        while let Some(key) = map.next_key::<String>()? {
+            let child = Node {
+                at: Step::Key(&tools, &key),
+                duplicates: self.duplicates,
+            };
+            map.next_value_seed(child)?;
+        }
+        Ok(false)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        let tools = Step::Key(&Step::Root, "tools");
+        let mut index = 0;
+        loop {
+            let inner = RefCell::new(Vec::new());
+            let child = Node {
+                at: Step::Index(&tools, index),
+                duplicates: &inner,
+            };
+            let Some(value) = seq.next_element_seed(child)? else {
+                return Ok(true);
+            };
+            (self.tool)(index, value, inner.into_inner());
+            index += 1;
+        }
     }
 }
 
@@ -128,5 +336,26 @@ mod tests {
     fn rejects_trailing_garbage_and_deep_nesting() {
         assert!(parse("{} x").is_err());
         assert!(parse(&"[".repeat(10_000)).is_err());
+        let mut ignore = |_: usize, _: Value, _: Vec<String>| {};
+        assert!(stream("{} x", &mut ignore).is_err());
+        assert!(stream(&format!("{{\"tools\": {}", "[".repeat(10_000)), &mut ignore).is_err());
+    }
+
+    #[test]
+    fn streams_each_tool_with_its_duplicates() {
+        let text =
+            r#"{"x": {"k": 1, "k": 2}, "tools": [{"a": 1}, {"b": {"c": 1, "c": 2}}], "tools": 5}"#;
+        let mut seen = Vec::new();
+        let (root, duplicates) = stream(text, &mut |i, v, d| seen.push((i, v, d))).unwrap();
+        assert_eq!(
+            seen,
+            [
+                (0, json!({"a": 1}), vec![]),
+                (1, json!({"b": {"c": 2}}), vec!["tools[1].b.c".to_owned()]),
+            ]
+        );
+        assert_eq!(duplicates, ["x.k", "tools"]);
+        assert!(root.is_object && root.tools_not_array);
+        assert_eq!(root.keys, ["x", "tools", "tools"]);
     }
 }

@@ -468,6 +468,59 @@ fn shared_schemas_compile_once() {
     assert!(a.shares_compiled_form(b));
 }
 
+#[test]
+fn equal_schemas_share_one_copy_whatever_their_key_order() {
+    let schema = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    let one =
+        schema(r#"{"type": "object", "properties": {"q": {"type": "string", "maxLength": 9}}}"#);
+    let two =
+        schema(r#"{"properties": {"q": {"maxLength": 9, "type": "string"}}, "type": "object"}"#);
+    let other =
+        schema(r#"{"type": "object", "properties": {"q": {"type": "string", "maxLength": 8}}}"#);
+    let text = json!({"tools": [
+        with(mcp("a"), "input_schema", one),
+        with(with(mcp("b"), "input_schema", two), "output_schema", json!({"type": "object"})),
+        with(with(mcp("c"), "input_schema", other), "output_schema", json!({"type": "object"})),
+    ]})
+    .to_string();
+    let config = HostConfig::load(&text).unwrap();
+    let (a, b, c) = (
+        config.get("a").unwrap(),
+        config.get("b").unwrap(),
+        config.get("c").unwrap(),
+    );
+    assert!(Arc::ptr_eq(&a.input_schema, &b.input_schema));
+    assert!(
+        a.input_validator()
+            .shares_compiled_form(b.input_validator())
+    );
+    assert!(!Arc::ptr_eq(&a.input_schema, &c.input_schema));
+    assert!(
+        !a.input_validator()
+            .shares_compiled_form(c.input_validator())
+    );
+    let (b_out, c_out) = (
+        b.output_schema.as_ref().unwrap(),
+        c.output_schema.as_ref().unwrap(),
+    );
+    assert!(Arc::ptr_eq(b_out, c_out));
+}
+
+#[test]
+fn streamed_and_whole_loads_agree() {
+    let document = json!({"tools": [mcp("a"), with(mcp("b"), "timeout_seconds", json!(7))]});
+    let streamed = HostConfig::load(&document.to_string()).unwrap();
+    let whole = HostConfig::from_value(&document).unwrap();
+    assert_eq!(streamed.tools(), whole.tools());
+    let broken = json!({"tools": [with(mcp("a"), "timeout_seconds", json!(0)), mcp("a")], "x": 1});
+    assert_eq!(
+        HostConfig::load(&broken.to_string())
+            .unwrap_err()
+            .to_string(),
+        HostConfig::from_value(&broken).unwrap_err().to_string()
+    );
+}
+
 fn valid_name() -> impl Strategy<Value = String> {
     "[A-Za-z0-9_-]{1,64}"
 }
