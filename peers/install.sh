@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the real MCP peer servers the tests talk to, under target/peers/.
 #
-# usage: peers/install.sh [everything|python|rmcp|all]...   (default: all)
+# usage: peers/install.sh [everything|python|rmcp|rmcp-bench|all]...   (default: all)
+#
+# rmcp-bench (the rmcp side of `cargo xtask bench`, a release build) is not part of
+# `all`: only the benchmark needs it, and it installs it itself.
 #
 # Idempotent: each peer writes a marker file named after its pinned version once
 # its install succeeded, and is skipped while that marker exists. Callers that may
@@ -68,6 +71,16 @@ install_rmcp() {
     touch "$marker"
 }
 
+install_rmcp_bench() {
+    local target="$PEERS/rmcp-bench"
+    local bin="$target/release/rmcp-bench-client"
+    log "building peers/rmcp-bench-client (release)"
+    cargo build --locked --release --quiet \
+        --manifest-path "$ROOT/peers/rmcp-bench-client/Cargo.toml" --target-dir "$target"
+    test -x "$bin"
+    touch "$target/.installed-$RMCP_MARKER_VERSION"
+}
+
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(all)
 for t in "${targets[@]}"; do
@@ -75,7 +88,8 @@ for t in "${targets[@]}"; do
         everything) install_everything ;;
         python) install_python ;;
         rmcp) install_rmcp ;;
+        rmcp-bench) install_rmcp_bench ;;
         all) install_everything; install_python; install_rmcp ;;
-        *) echo "peers/install.sh: unknown peer '$t' (everything|python|rmcp|all)" >&2; exit 2 ;;
+        *) echo "peers/install.sh: unknown peer '$t' (everything|python|rmcp|rmcp-bench|all)" >&2; exit 2 ;;
     esac
 done

@@ -8,6 +8,7 @@
 
 mod call_abandon;
 mod call_cmd;
+mod call_concurrency;
 mod call_everything;
 mod call_faults;
 mod call_pool;

@@ -21,6 +21,41 @@ fn cancellations_and_connections_are_recorded() {
 }
 
 #[test]
+fn counters_count_without_keeping_requests() {
+    let server = TestServer::start(ServerConfig {
+        keep_requests: false,
+        ..ServerConfig::new(Era::Handshake)
+    });
+    let mut first = Session::open(server.addr());
+    let second = Session::open(server.addr());
+    let (stats, counted) =
+        server.wait_until(Duration::from_secs(10), |_| server.counters().open == 2);
+    assert!(counted, "two connections open: {:?}", server.counters());
+    assert!(stats.received.is_empty(), "requests are not kept");
+    assert!(stats.sessions_opened.is_empty(), "nor session ids");
+    let c = server.counters();
+    assert_eq!((c.accepted, c.peak_open, c.deletes), (2, 2, 0));
+    // Opening a session is an initialize and an initialized notification.
+    assert_eq!(c.requests, 4);
+    let headers = first.headers();
+    let headers: Vec<(String, String)> = headers
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(first.conn.call("DELETE", &headers, None).status, 200);
+    assert_eq!(server.counters().deletes, 1);
+    drop(second);
+    let (_, closed) = server.wait_until(Duration::from_secs(10), |_| server.counters().open == 1);
+    assert!(closed, "a closed connection is no longer open");
+    server.reset_peak_open();
+    assert_eq!(server.counters().peak_open, 1);
+}
+
+#[test]
 fn a_required_token_is_checked_and_recorded() {
     let config = ServerConfig {
         require_token: Some("t0ken".into()),

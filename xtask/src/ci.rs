@@ -38,7 +38,8 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     // Every test runs once. Each library crate is tested on its own, with only the
     // features it asks for (a workspace build unifies features and could hide a missing
-    // one); then the end-to-end suites, the conformance runner and xtask together.
+    // one); then the end-to-end suites, the conformance runner, xtask and the benchmark's own
+    // tests together.
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
     }
@@ -54,6 +55,8 @@ pub(crate) fn run() -> Result<(), String> {
             "brain-conformance",
             "-p",
             "xtask",
+            "-p",
+            "brain-bench",
         ],
         &[],
     )?;

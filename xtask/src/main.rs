@@ -1,7 +1,7 @@
 //! `cargo xtask`: the project's automation, in Rust so a fresh machine needs only cargo.
 //!
 //! Subcommands:
-//! - `bench`: the call-path benchmark against a raw hyper floor, with its ratios.
+//! - `bench`: the concurrency sweep (ours, raw hyper, rmcp) and the single-call benchmark.
 //! - `tidy`: file size, allows with a reason, no unused dependencies.
 //! - `ci`: everything CI checks (format, clippy, rustdoc, architecture, tests, conformance, interop).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
@@ -54,7 +54,8 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  bench   call-path benchmark vs a raw hyper client; prints ratios [criterion args]...
+  bench   concurrency sweep (ours, raw hyper, rmcp; HTTPS; config load), then the single-call
+          benchmark [--quick] [--sweep|--call-path] [--only TEXT] [criterion args]...
   ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz type-check, tests, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   tidy    house rules: file size, allows with reasons, no unused dependencies

@@ -15,6 +15,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
+use crate::load::{self, Counting, Loads};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
 #[derive(Clone)]
@@ -23,8 +24,10 @@ pub struct HttpClient {
 }
 
 pub(crate) struct Inner {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<Counting<HttpsConnector<HttpConnector>>, Full<Bytes>>,
     pub(crate) config: ClientConfig,
+    /// Open connections and requests holding them, per origin.
+    pub(crate) loads: Arc<Loads>,
     user_agent: Option<HeaderValue>,
 }
 
@@ -69,6 +72,9 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) body: Bytes,
     /// The request has no side effects: it may be resent once on a stale connection.
     pub(crate) idempotent: bool,
+    /// Cleanup off the caller's path (the session DELETE): it takes its turn on the open
+    /// connections and opens none while one is open (see `load`).
+    pub(crate) background: bool,
 }
 
 impl HttpClient {
@@ -102,12 +108,13 @@ impl HttpClient {
             .enable_http1()
             .enable_http2()
             .wrap_connector(http);
+        let loads = Arc::new(Loads::default());
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(config.pool_idle_timeout)
             .pool_max_idle_per_host(config.pool_max_idle_per_host)
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
-            .build(https);
+            .build(Counting::new(https, loads.clone()));
         let user_agent = match &config.user_agent {
             Some(ua) => Some(HeaderValue::from_str(ua).map_err(|_| BuildError::UserAgent)?),
             None => None,
@@ -116,6 +123,7 @@ impl HttpClient {
             inner: Arc::new(Inner {
                 client,
                 config,
+                loads,
                 user_agent,
             }),
         })
@@ -128,7 +136,9 @@ impl HttpClient {
 
     /// Sends `out`, following same-origin 307/308 redirects and resending an
     /// idempotent request once when a pooled connection turns out stale. Returns the
-    /// final response (any status other than a followed redirect).
+    /// final response (any status other than a followed redirect). The response's
+    /// extensions hold a [`Busy`](crate::load::Busy) that counts its connection as in
+    /// use for as long as the response or its body is kept.
     pub(crate) async fn send(
         &self,
         out: Outgoing<'_>,
@@ -144,7 +154,8 @@ impl HttpClient {
             if let Some(ua) = &self.inner.user_agent {
                 req.headers_mut().insert(USER_AGENT, ua.clone());
             }
-            let resp = match self.inner.client.request(req).await {
+            let busy = self.inner.loads.busy(&url, out.background);
+            let mut resp = match load::tracked(self.inner.client.request(req)).await {
                 Ok(resp) => resp,
                 Err(err) => {
                     // An unsent request may always go again; one that may have been
@@ -160,6 +171,7 @@ impl HttpClient {
             };
             let status = resp.status();
             if !status.is_redirection() {
+                resp.extensions_mut().insert(busy);
                 return Ok(resp);
             }
             let target = redirect_target(&out.method, &url, status, resp.headers())?;

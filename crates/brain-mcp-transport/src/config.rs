@@ -18,8 +18,16 @@ pub struct ClientConfig {
     /// keep-alive timeouts (Node closes after 5 s) to avoid reusing a connection the
     /// server is closing (default 4 s).
     pub pool_idle_timeout: Duration,
-    /// Idle connections kept per origin (default 16).
+    /// Idle connections kept per origin (default: no limit; `pool_idle_timeout` closes
+    /// them). A limit below the number of calls a host runs at once against one server
+    /// makes the pool close connections that the next calls then open again.
     pub pool_max_idle_per_host: usize,
+    /// Whether a session `DELETE`, which runs off the caller's path, may open a
+    /// connection of its own (default false). When false it waits its turn on the
+    /// connections already open to the server, so a host running C calls at once keeps
+    /// about C connections; when true the DELETEs add connections of their own (up to
+    /// one per call in flight) and calls never wait behind them.
+    pub cleanup_opens_connections: bool,
     /// Largest single SSE event accepted, in bytes; the exchange budget also applies
     /// (default 16 MiB).
     pub sse_event_limit: usize,
@@ -48,7 +56,8 @@ impl Default for ClientConfig {
             extra_roots: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             pool_idle_timeout: Duration::from_secs(4),
-            pool_max_idle_per_host: 16,
+            pool_max_idle_per_host: usize::MAX,
+            cleanup_opens_connections: false,
             sse_event_limit: 16 << 20,
             error_body_limit: 64 << 10,
             drain_limit: 64 << 10,

@@ -54,6 +54,7 @@ mod client;
 mod config;
 mod error;
 mod headers;
+mod load;
 mod media;
 mod post;
 mod rpc;

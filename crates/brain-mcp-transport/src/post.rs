@@ -12,6 +12,7 @@ use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers::{self, BearerToken};
+use crate::load::Busy;
 use crate::media::{self, ContentType};
 use crate::stream::{ReplyStream, Resume};
 
@@ -103,6 +104,7 @@ impl HttpClient {
             headers: &build,
             body: req.body,
             idempotent: req.idempotent,
+            background: false,
         };
         let mut resp = self.send(out).await?;
         let at = place(&Method::POST, &req.url);
@@ -153,9 +155,10 @@ impl HttpClient {
             }),
             _ => None,
         };
+        let busy = resp.extensions_mut().remove::<Busy>();
         Ok(PostReply::Stream(ReplyStream::new(
             at,
-            resp.into_body(),
+            (resp.into_body(), busy),
             content_type,
             session_id,
             id,
@@ -181,14 +184,18 @@ impl HttpClient {
             headers::apply(headers, bearer, &mut map)?;
             Ok(map)
         };
-        let out = Outgoing {
-            method: Method::DELETE,
-            url: url.clone(),
-            headers: &build,
-            body: Bytes::new(),
-            idempotent: true,
-        };
         let work = async {
+            // A session ends off the caller's path: unless configured otherwise, it waits
+            // its turn for a connection already open rather than opening one that the
+            // next calls would then compete for.
+            let out = Outgoing {
+                method: Method::DELETE,
+                url: url.clone(),
+                headers: &build,
+                body: Bytes::new(),
+                idempotent: true,
+                background: !self.inner.config.cleanup_opens_connections,
+            };
             let mut resp = self.send(out).await?;
             let cfg = &self.inner.config;
             body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;

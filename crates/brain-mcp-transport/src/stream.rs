@@ -14,6 +14,7 @@ use crate::error::{Delivery, ErrorKind, TransportError};
 use brain_mcp_proto::client::Header;
 
 use crate::headers::{self, BearerToken, LAST_EVENT_ID};
+use crate::load::Busy;
 use crate::media::{self, ContentType};
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
@@ -56,6 +57,8 @@ pub struct ReplyStream {
 struct State {
     at: String,
     body: Option<Incoming>,
+    /// Counts the reply's connection as in use while the body is held.
+    busy: Option<Busy>,
     content_type: ContentType,
     session_id: Option<String>,
     id: RequestId,
@@ -73,7 +76,7 @@ impl ReplyStream {
     #[allow(clippy::too_many_arguments)] // one constructor, called once, from `post`
     pub(crate) fn new(
         at: String,
-        body: Incoming,
+        (body, busy): (Incoming, Option<Busy>),
         content_type: ContentType,
         session_id: Option<String>,
         id: RequestId,
@@ -86,6 +89,7 @@ impl ReplyStream {
         let inner = Box::new(State {
             at,
             body: Some(body),
+            busy,
             content_type,
             session_id,
             id,
@@ -137,6 +141,7 @@ impl State {
             if let Err(e) = step {
                 // Dropping the body discards the connection.
                 self.body = None;
+                self.busy = None;
                 return Some(Err(e.finished(self.bearer.as_ref())));
             }
         }
@@ -152,6 +157,7 @@ impl State {
                 .min(self.budget.remaining());
             body::drain(&mut b, limit, self.client.config().drain_timeout).await;
         }
+        self.busy = None;
     }
 
     async fn read_json(&mut self) -> Result<(), TransportError> {
@@ -161,6 +167,7 @@ impl State {
         let bytes = body::read_all(b, &mut self.budget).await?;
         // The body is complete: the connection is already back in the pool.
         self.body = None;
+        self.busy = None;
         let text = utf8(&self.at, bytes)?;
         let messages = rpc::split(&text, &self.id)
             .map_err(|e| unexpected(format!("{}: the JSON reply is not JSON-RPC: {e}", self.at)))?;
@@ -224,6 +231,7 @@ impl State {
     /// The event stream ended without our response: resume or fail at once.
     async fn stream_ended(&mut self) -> Result<(), TransportError> {
         self.body = None;
+        self.busy = None;
         let ended = |at: &str, why: &str| {
             TransportError::new(
                 ErrorKind::StreamEnded,
@@ -291,6 +299,7 @@ async fn resume_get(
         headers: &build,
         body: Bytes::new(),
         idempotent: true,
+        background: false,
     };
     let mut resp = resume.client.send(out).await?;
     if !resp.status().is_success() {

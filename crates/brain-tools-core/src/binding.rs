@@ -1,6 +1,7 @@
 //! A validated tool binding: how one tool is offered to the model and how it is reached.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -20,13 +21,13 @@ use crate::url::EndpointUrl;
 pub struct Binding {
     pub(crate) name: String,
     pub(crate) description: String,
-    pub(crate) input_schema: Value,
+    pub(crate) input_schema: Arc<Value>,
     pub(crate) endpoint: Endpoint,
     pub(crate) token_env: Option<String>,
     pub(crate) tenants: Vec<String>,
     pub(crate) timeout: Duration,
     pub(crate) max_output_bytes: usize,
-    pub(crate) output_schema: Option<Value>,
+    pub(crate) output_schema: Option<Arc<Value>>,
     pub(crate) input_validator: CompiledSchema,
     pub(crate) output_validator: Option<CompiledSchema>,
 }
@@ -145,7 +146,7 @@ impl Binding {
 
     /// The JSON Schema successful structured results must match, if any.
     pub fn output_schema(&self) -> Option<&Value> {
-        self.output_schema.as_ref()
+        self.output_schema.as_deref()
     }
 
     /// Whether the tool receives a session inspection token (never on MCP bindings).
@@ -218,7 +219,7 @@ impl Binding {
             tenants: &self.tenants,
             timeout_seconds: self.timeout.as_secs(),
             max_output_bytes: self.max_output_bytes,
-            output_schema: self.output_schema.as_ref(),
+            output_schema: self.output_schema.as_deref(),
             inspect_session: self.inspect_session(),
         };
         serde_json::to_value(form).unwrap_or(Value::Null)

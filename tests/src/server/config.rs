@@ -1,6 +1,7 @@
 //! How a [`TestServer`](super::TestServer) behaves: era, reply framing and injected faults.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::hook::{Hook, RawReply, Seen};
@@ -57,6 +58,13 @@ pub struct ServerConfig {
     pub require_token: Option<String>,
     /// Sees every request first and may answer it with raw bytes (a hostile server).
     pub hook: Option<Hook>,
+    /// Keep every request and session id in [`Stats`](super::Stats) (default). Off, only
+    /// [`Counters`](super::Counters) are kept: for benchmarks making many thousands of calls.
+    pub keep_requests: bool,
+    /// Serve HTTPS with this configuration: HTTP/1.1, and h2 when its ALPN list offers
+    /// `h2`. Idle connections are then never closed by the server
+    /// ([`Self::close_idle_after`] applies to plain HTTP only).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -76,6 +84,8 @@ impl fmt::Debug for ServerConfig {
                 &self.require_token.as_ref().map(|_| "<redacted>"),
             )
             .field("hook", &self.hook)
+            .field("keep_requests", &self.keep_requests)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }
@@ -94,6 +104,8 @@ impl Default for ServerConfig {
             sse_priming: false,
             require_token: None,
             hook: None,
+            keep_requests: true,
+            tls: None,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Accepting TCP connections and serving HTTP/1.1 on each, closing idle ones on request.
+//! Accepting TCP connections and serving HTTP/1.1 on each, closing idle ones on request;
+//! or, with TLS configured, HTTPS with HTTP/1.1 or h2 as ALPN chose.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -6,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
@@ -25,8 +27,14 @@ pub(crate) async fn serve(
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    shared.stats.connection();
-                    tokio::spawn(serve_conn(stream, shared.clone()));
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        let _open = shared.stats.connection();
+                        match shared.config.tls.clone() {
+                            Some(tls) => serve_tls(stream, shared.clone(), tls).await,
+                            None => serve_conn(stream, shared.clone()).await,
+                        }
+                    });
                 }
                 // Out of descriptors and the like: back off instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
@@ -80,6 +88,21 @@ async fn serve_conn(stream: TcpStream, shared: Arc<Shared>) {
             }
         }
     }
+}
+
+/// HTTPS: the TLS handshake, then HTTP/1.1 or h2 as ALPN chose.
+async fn serve_tls(stream: TcpStream, shared: Arc<Shared>, tls: Arc<rustls::ServerConfig>) {
+    let _ = stream.set_nodelay(true);
+    let Ok(stream) = tokio_rustls::TlsAcceptor::from(tls).accept(stream).await else {
+        return;
+    };
+    let service = service_fn(move |req| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(router::handle(req, shared).await) }
+    });
+    let _ = auto::Builder::new(TokioExecutor::new())
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 fn touch(last_active: &std::sync::Mutex<Instant>) {

@@ -56,7 +56,7 @@ use tokio::sync::oneshot;
 
 pub use config::{Era, Reply, ServerConfig};
 pub use hook::{Hook, RawReply, Seen};
-pub use stats::{Received, Stats};
+pub use stats::{Counters, Received, Stats};
 
 use state::Shared;
 
@@ -132,9 +132,14 @@ impl TestServer {
         })
     }
 
-    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp` (`https` when serving TLS).
     pub fn url(&self) -> String {
-        format!("http://{}{}", self.addr, router::PATH)
+        let scheme = if self.shared.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", self.addr, router::PATH)
     }
 
     /// The bound address.
@@ -150,6 +155,17 @@ impl TestServer {
     /// A snapshot of what the server has seen so far.
     pub fn stats(&self) -> Stats {
         self.shared.stats.snapshot()
+    }
+
+    /// Running totals (connections accepted, open and their peak, requests), read without
+    /// copying what [`TestServer::stats`] holds.
+    pub fn counters(&self) -> Counters {
+        self.shared.stats.counters()
+    }
+
+    /// Starts [`Counters::peak_open`] again from the connections open now.
+    pub fn reset_peak_open(&self) {
+        self.shared.stats.reset_peak_open();
     }
 
     /// Switches the era served from now on (connections and sessions stay), e.g. to test

@@ -42,10 +42,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Shared {
     pub(crate) fn new(config: ServerConfig) -> Self {
+        let stats = Recorder::default();
+        stats.keep(config.keep_requests);
         Self {
             era: Mutex::new(config.era),
             config,
-            stats: Recorder::default(),
+            stats,
             sessions: Mutex::default(),
             pending: Mutex::default(),
             counter: AtomicU64::new(1),

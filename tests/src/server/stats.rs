@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -126,11 +127,35 @@ impl Stats {
     }
 }
 
-/// The live, shared recorder behind [`Stats`].
+/// Running totals that cost nothing to read, kept even when requests are not
+/// ([`ServerConfig::keep_requests`](super::ServerConfig::keep_requests)); see
+/// [`TestServer::counters`](super::TestServer::counters).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct Counters {
+    /// TCP connections accepted.
+    pub accepted: usize,
+    /// Connections open now.
+    pub open: usize,
+    /// The most connections open at once since the start or the last
+    /// [`TestServer::reset_peak_open`](super::TestServer::reset_peak_open).
+    pub peak_open: usize,
+    /// HTTP requests to the endpoint.
+    pub requests: usize,
+    /// `DELETE` requests among them.
+    pub deletes: usize,
+}
+
+/// The live, shared recorder behind [`Stats`] and [`Counters`].
 #[derive(Debug)]
 pub(crate) struct Recorder {
     inner: Mutex<Stats>,
     changes: watch::Sender<u64>,
+    keep: AtomicBool,
+    accepted: AtomicUsize,
+    open: AtomicUsize,
+    peak_open: AtomicUsize,
+    requests: AtomicUsize,
+    deletes: AtomicUsize,
 }
 
 impl Default for Recorder {
@@ -138,7 +163,23 @@ impl Default for Recorder {
         Self {
             inner: Mutex::default(),
             changes: watch::Sender::new(0),
+            keep: AtomicBool::new(true),
+            accepted: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
+            peak_open: AtomicUsize::new(0),
+            requests: AtomicUsize::new(0),
+            deletes: AtomicUsize::new(0),
         }
+    }
+}
+
+/// An open connection, counted in [`Counters::open`] until dropped.
+#[derive(Debug)]
+pub(crate) struct OpenConnection<'a>(&'a Recorder);
+
+impl Drop for OpenConnection<'_> {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -168,12 +209,58 @@ impl Recorder {
             .clone()
     }
 
-    pub(crate) fn connection(&self) {
-        self.with(|s| s.connections += 1);
+    /// Whether requests and session ids are kept in [`Stats`] (counters always are).
+    pub(crate) fn keep(&self, keep: bool) {
+        self.keep.store(keep, Ordering::Relaxed);
     }
 
-    /// Records a request; returns its index for [`Recorder::answered`].
+    /// Whether requests are kept; when not, [`Recorder::received`] only counts them.
+    pub(crate) fn keeps(&self) -> bool {
+        self.keep.load(Ordering::Relaxed)
+    }
+
+    /// Counts an accepted connection; it counts as open while the guard lives.
+    pub(crate) fn connection(&self) -> OpenConnection<'_> {
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        let open = self.open.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak_open.fetch_max(open, Ordering::Relaxed);
+        self.with(|s| s.connections += 1);
+        OpenConnection(self)
+    }
+
+    pub(crate) fn counters(&self) -> Counters {
+        Counters {
+            accepted: self.accepted.load(Ordering::Relaxed),
+            open: self.open.load(Ordering::Relaxed),
+            peak_open: self.peak_open.load(Ordering::Relaxed),
+            requests: self.requests.load(Ordering::Relaxed),
+            deletes: self.deletes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Starts a new peak from the connections open now.
+    pub(crate) fn reset_peak_open(&self) {
+        self.peak_open
+            .store(self.open.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// Counts a request without keeping it; returns the index [`Recorder::answered`]
+    /// ignores.
+    pub(crate) fn counted(&self, http_method: &str) -> usize {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if http_method == "DELETE" {
+            self.deletes.fetch_add(1, Ordering::Relaxed);
+        }
+        usize::MAX
+    }
+
+    /// Records a request; returns its index for [`Recorder::answered`] (`usize::MAX`
+    /// when requests are not kept).
     pub(crate) fn received(&self, r: Received) -> usize {
+        self.counted(&r.http_method);
+        if !self.keeps() {
+            return usize::MAX;
+        }
         self.with(|s| {
             s.received.push(r);
             s.received.len() - 1
@@ -181,6 +268,9 @@ impl Recorder {
     }
 
     pub(crate) fn answered(&self, index: usize, status: u16) {
+        if index == usize::MAX {
+            return;
+        }
         self.with(|s| {
             if let Some(r) = s.received.get_mut(index) {
                 r.status = Some(status);
@@ -189,11 +279,15 @@ impl Recorder {
     }
 
     pub(crate) fn session_opened(&self, id: &str) {
-        self.with(|s| s.sessions_opened.push(id.to_owned()));
+        if self.keeps() {
+            self.with(|s| s.sessions_opened.push(id.to_owned()));
+        }
     }
 
     pub(crate) fn session_deleted(&self, id: &str) {
-        self.with(|s| s.sessions_deleted.push(id.to_owned()));
+        if self.keeps() {
+            self.with(|s| s.sessions_deleted.push(id.to_owned()));
+        }
     }
 
     pub(crate) fn client_answer(&self, method: &str, answer: Value) {

@@ -1,20 +1,26 @@
-//! Parses the config text into a `serde_json::Value`, also noting keys that appear twice in
+//! Parses the config text into `serde_json::Value`s, also noting keys that appear twice in
 //! one object: plain parsing would keep the last silently, hiding a mistake.
+//!
+//! [`parse`] builds the whole document. [`stream`] hands each element of the root's
+//! `tools` array to a callback as soon as it is parsed and keeps nothing of it, so a large
+//! config never exists twice in memory (as text and as one big tree of values).
+//! Paths are only written out for a duplicate key, never for every value.
 
 use std::cell::RefCell;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::error::{field_path, index_path};
 
 /// The parsed document and the paths of duplicated keys, in document order.
+#[cfg(test)]
 pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Error> {
     let duplicates = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Node {
-        path: String::new(),
+        at: Step::Root,
         duplicates: &duplicates,
     }
     .deserialize(&mut deserializer)?;
@@ -22,17 +28,64 @@ pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Erro
     Ok((value, duplicates.into_inner()))
 }
 
+/// What the root of a streamed document held besides the tools.
+#[derive(Debug, Default)]
+pub(crate) struct Root {
+    /// Whether the root is a JSON object.
+    pub(crate) is_object: bool,
+    /// The root's keys, in document order (a repeated key once per occurrence).
+    pub(crate) keys: Vec<String>,
+    /// Whether `tools` was there and held something other than an array.
+    pub(crate) tools_not_array: bool,
+}
+
+/// Parses `text`, calling `tool(index, value, duplicates)` for each element of the root's
+/// `tools` array as soon as it is parsed, with the duplicated keys found inside it.
+/// Returns the root's shape and the duplicated keys found elsewhere.
+pub(crate) fn stream(
+    text: &str,
+    tool: &mut dyn FnMut(usize, Value, Vec<String>),
+) -> Result<(Root, Vec<String>), serde_json::Error> {
+    let duplicates = RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let root = RootSeed {
+        duplicates: &duplicates,
+        tool,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((root, duplicates.into_inner()))
+}
+
 /// The key serde_json uses to hand a number's exact text to a visitor when its
 /// `arbitrary_precision` feature is on (the workspace turns it on so numbers stay exact).
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
+/// Where a value sits: a chain of steps back to the root, written out only when needed.
+#[derive(Clone, Copy)]
+enum Step<'p> {
+    Root,
+    Key(&'p Self, &'p str),
+    Index(&'p Self, usize),
+}
+
+impl Step<'_> {
+    fn path(&self) -> String {
+        match self {
+            Self::Root => String::new(),
+            Self::Key(parent, key) => field_path(&parent.path(), key),
+            Self::Index(parent, i) => index_path(&parent.path(), *i),
+        }
+    }
+}
+
 /// One value being read, and where it sits.
-struct Node<'d> {
-    path: String,
+struct Node<'p, 'd> {
+    at: Step<'p>,
     duplicates: &'d RefCell<Vec<String>>,
 }
 
-impl<'de> DeserializeSeed<'de> for Node<'_> {
+impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -40,7 +93,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Node<'_> {
+impl<'de> Visitor<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -79,7 +132,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         let mut items = Vec::new();
         loop {
             let child = Node {
-                path: index_path(&self.path, items.len()),
+                at: Step::Index(&self.at, items.len()),
                 duplicates: self.duplicates,
             };
             match seq.next_element_seed(child)? {
@@ -103,17 +156,180 @@ impl<'de> Visitor<'de> for Node<'_> {
                     .map_err(de::Error::custom);
             }
             first = false;
-            let path = field_path(&self.path, &key);
             let child = Node {
-                path: path.clone(),
+                at: Step::Key(&self.at, &key),
                 duplicates: self.duplicates,
             };
             let value = map.next_value_seed(child)?;
-            if object.insert(key, value).is_some() {
-                self.duplicates.borrow_mut().push(path);
+            if object.contains_key(&key) {
+                self.duplicates
+                    .borrow_mut()
+                    .push(Step::Key(&self.at, &key).path());
             }
+            object.insert(key, value);
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// The document root, read key by key.
+struct RootSeed<'d, 't> {
+    duplicates: &'d RefCell<Vec<String>>,
+    tool: &'t mut dyn FnMut(usize, Value, Vec<String>),
+}
+
+impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
+    type Value = Root;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Root, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RootSeed<'_, '_> {
+    type Value = Root;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Root, E> {
+        Ok(Root::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Root, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Root::default())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Root, A::Error> {
+        let mut root = Root {
+            is_object: true,
+            ..Root::default()
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            if root.keys.is_empty() && key == NUMBER_TOKEN {
+                map.next_value::<IgnoredAny>()?;
+                return Ok(Root::default());
+            }
+            if root.keys.contains(&key) {
+                self.duplicates.borrow_mut().push(field_path("", &key));
+            }
+            if key == "tools" {
+                let tools = ToolsSeed {
+                    duplicates: self.duplicates,
+                    tool: &mut *self.tool,
+                };
+                root.tools_not_array |= !map.next_value_seed(tools)?;
+            } else {
+                let child = Node {
+                    at: Step::Key(&Step::Root, &key),
+                    duplicates: self.duplicates,
+                };
+                map.next_value_seed(child)?;
+            }
+            root.keys.push(key);
+        }
+        Ok(root)
+    }
+}
+
+/// The root's `tools` value: each element goes to the callback. `true` for an array.
+struct ToolsSeed<'d, 't> {
+    duplicates: &'d RefCell<Vec<String>>,
+    tool: &'t mut dyn FnMut(usize, Value, Vec<String>),
+}
+
+impl<'de> DeserializeSeed<'de> for ToolsSeed<'_, '_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let tools = Step::Key(&Step::Root, "tools");
+        while let Some(key) = map.next_key::<String>()? {
+            if key == NUMBER_TOKEN {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let child = Node {
+                at: Step::Key(&tools, &key),
+                duplicates: self.duplicates,
+            };
+            map.next_value_seed(child)?;
+        }
+        Ok(false)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        let tools = Step::Key(&Step::Root, "tools");
+        let mut index = 0;
+        loop {
+            let inner = RefCell::new(Vec::new());
+            let child = Node {
+                at: Step::Index(&tools, index),
+                duplicates: &inner,
+            };
+            let Some(value) = seq.next_element_seed(child)? else {
+                return Ok(true);
+            };
+            (self.tool)(index, value, inner.into_inner());
+            index += 1;
+        }
     }
 }
 
@@ -153,5 +369,38 @@ mod tests {
     fn rejects_trailing_garbage_and_deep_nesting() {
         assert!(parse("{} x").is_err());
         assert!(parse(&"[".repeat(10_000)).is_err());
+        let mut ignore = |_: usize, _: Value, _: Vec<String>| {};
+        assert!(stream("{} x", &mut ignore).is_err());
+        assert!(stream(&format!("{{\"tools\": {}", "[".repeat(10_000)), &mut ignore).is_err());
+    }
+
+    #[test]
+    fn streams_each_tool_with_its_duplicates() {
+        let text =
+            r#"{"x": {"k": 1, "k": 2}, "tools": [{"a": 1}, {"b": {"c": 1, "c": 2}}], "tools": 5}"#;
+        let mut seen = Vec::new();
+        let (root, duplicates) = stream(text, &mut |i, v, d| seen.push((i, v, d))).unwrap();
+        assert_eq!(
+            seen,
+            [
+                (0, json!({"a": 1}), vec![]),
+                (1, json!({"b": {"c": 2}}), vec!["tools[1].b.c".to_owned()]),
+            ]
+        );
+        assert_eq!(duplicates, ["x.k", "tools"]);
+        assert!(root.is_object && root.tools_not_array);
+        assert_eq!(root.keys, ["x", "tools", "tools"]);
+    }
+
+    #[test]
+    fn a_number_where_an_object_or_the_tools_belong_is_no_object() {
+        let mut ignore = |_: usize, _: Value, _: Vec<String>| {};
+        let (root, _) = stream("12345678901234567890123", &mut ignore).unwrap();
+        assert!(!root.is_object && root.keys.is_empty());
+        let (root, _) = stream(r#"{"tools": 1.5}"#, &mut ignore).unwrap();
+        assert!(root.tools_not_array);
+        let mut seen = Vec::new();
+        stream(r#"{"tools": [{"n": 1e400}]}"#, &mut |_, v, _| seen.push(v)).unwrap();
+        assert_eq!(seen[0].to_string(), r#"{"n":1e+400}"#);
     }
 }

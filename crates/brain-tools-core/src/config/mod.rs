@@ -14,7 +14,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub use error::{ConfigError, ConfigErrors};
 
@@ -37,8 +37,20 @@ pub struct HostConfig {
 
 impl HostConfig {
     /// Parses and checks a host config document.
+    ///
+    /// Each binding is checked as soon as it is parsed and its parsed form dropped, so the
+    /// document is never held whole as values; equal schemas share one copy and one
+    /// compiled validator.
     pub fn load(json: &str) -> Result<Self, ConfigErrors> {
-        let (document, duplicates) = json::parse(json).map_err(|error| {
+        let mut checker = Checker::default();
+        let streamed = json::stream(json, &mut |index, value, duplicates| {
+            let path = index_path("tools", index);
+            for duplicate in &duplicates {
+                checker.errors.push(duplicate, DUPLICATE);
+            }
+            checker.tool(&path, &value);
+        });
+        let (root, duplicates) = streamed.map_err(|error| {
             ConfigErrors::root(format!(
                 "not valid JSON at line {} column {}: {}",
                 error.line(),
@@ -46,11 +58,18 @@ impl HostConfig {
                 strip_position(&error.to_string())
             ))
         })?;
-        let mut errors = Errors::default();
         for path in &duplicates {
-            errors.push(path, "duplicate field; only the last value would count");
+            checker.errors.push(path, DUPLICATE);
         }
-        Self::check(&document, errors)
+        if !root.is_object {
+            checker.errors.push("", NOT_AN_OBJECT);
+            return Err(checker.errors.into_errors());
+        }
+        if root.tools_not_array {
+            checker.errors.push("tools", NOT_AN_ARRAY);
+        }
+        let keys: Map<String, Value> = root.keys.into_iter().map(|k| (k, Value::Null)).collect();
+        checker.finish(&keys)
     }
 
     /// Reads, parses and checks the host config file at `path` (at most [`MAX_CONFIG_BYTES`]).
@@ -80,48 +99,25 @@ impl HostConfig {
     }
 
     /// Checks the document, adding to the problems already found in `errors`.
-    fn check(document: &Value, mut errors: Errors) -> Result<Self, ConfigErrors> {
-        let Some(root) = document.as_object() else {
-            errors.push("", "must be a JSON object with a \"tools\" array");
-            return Err(errors.into_errors());
+    fn check(document: &Value, errors: Errors) -> Result<Self, ConfigErrors> {
+        let mut checker = Checker {
+            errors,
+            ..Checker::default()
         };
-        let mut tools = Vec::new();
+        let Some(root) = document.as_object() else {
+            checker.errors.push("", NOT_AN_OBJECT);
+            return Err(checker.errors.into_errors());
+        };
         match root.get("tools") {
-            None => errors.push("tools", "required field is missing"),
             Some(Value::Array(list)) => {
-                let mut cache = SchemaCache::default();
-                let mut first_use: HashMap<&str, String> = HashMap::new();
                 for (i, value) in list.iter().enumerate() {
-                    let path = index_path("tools", i);
-                    // Duplicate names are found even in bindings with other problems.
-                    if let Some(name) = value.get("name").and_then(Value::as_str) {
-                        let name_path = field_path(&path, "name");
-                        if let Some(first) = first_use.get(name) {
-                            errors.push(
-                                &name_path,
-                                format!("duplicate name \"{name}\" (first used at {first})"),
-                            );
-                        } else {
-                            first_use.insert(name, name_path);
-                        }
-                    }
-                    if let Some(binding) = parse_binding(value, &path, &mut cache, &mut errors) {
-                        tools.push(Arc::new(binding));
-                    }
+                    checker.tool(&index_path("tools", i), value);
                 }
             }
-            Some(_) => errors.push("tools", "must be an array of tool bindings"),
+            Some(_) => checker.errors.push("tools", NOT_AN_ARRAY),
+            None => {}
         }
-        unknown_fields(root, "", ROOT_FIELDS, &mut errors);
-        if let Some(errors) = ConfigErrors::from_vec(errors.0) {
-            return Err(errors);
-        }
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, binding)| (binding.name.clone(), i))
-            .collect();
-        Ok(Self { tools, by_name })
+        checker.finish(root)
     }
 
     /// Every binding, in config order.
@@ -132,6 +128,63 @@ impl HostConfig {
     /// The binding the model knows as `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
         self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+}
+
+const DUPLICATE: &str = "duplicate field; only the last value would count";
+const NOT_AN_OBJECT: &str = "must be a JSON object with a \"tools\" array";
+const NOT_AN_ARRAY: &str = "must be an array of tool bindings";
+
+/// The bindings checked so far and every problem found.
+#[derive(Default)]
+struct Checker {
+    errors: Errors,
+    cache: SchemaCache,
+    tools: Vec<Arc<Binding>>,
+    /// Where each name was first used.
+    first_use: HashMap<String, String>,
+}
+
+impl Checker {
+    /// Checks the binding at `path` (an element of `tools`).
+    fn tool(&mut self, path: &str, value: &Value) {
+        // Duplicate names are found even in bindings with other problems.
+        if let Some(name) = value.get("name").and_then(Value::as_str) {
+            let name_path = field_path(path, "name");
+            match self.first_use.get(name) {
+                Some(first) => self.errors.push(
+                    &name_path,
+                    format!("duplicate name \"{name}\" (first used at {first})"),
+                ),
+                None => {
+                    self.first_use.insert(name.to_owned(), name_path);
+                }
+            }
+        }
+        if let Some(binding) = parse_binding(value, path, &mut self.cache, &mut self.errors) {
+            self.tools.push(Arc::new(binding));
+        }
+    }
+
+    /// The root-level checks, then the config or every problem.
+    fn finish(mut self, root: &Map<String, Value>) -> Result<HostConfig, ConfigErrors> {
+        if !root.contains_key("tools") {
+            self.errors.push("tools", "required field is missing");
+        }
+        unknown_fields(root, "", ROOT_FIELDS, &mut self.errors);
+        if let Some(errors) = ConfigErrors::from_vec(self.errors.0) {
+            return Err(errors);
+        }
+        let by_name = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, binding)| (binding.name.clone(), i))
+            .collect();
+        Ok(HostConfig {
+            tools: self.tools,
+            by_name,
+        })
     }
 }
 

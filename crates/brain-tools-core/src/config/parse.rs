@@ -1,6 +1,8 @@
 //! Walks one binding object, checking every field and collecting every problem.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -27,19 +29,83 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "inspect_session",
 ];
 
-/// Compiled schemas by their JSON text, so bindings that share a schema share a validator.
+/// Schemas seen so far, so that bindings with equal schemas share one copy of the schema
+/// and one compiled validator. Keyed by a hash of the value; equal hashes are confirmed by
+/// comparing values, so no schema is serialized to find its twin.
 #[derive(Default)]
-pub(crate) struct SchemaCache(HashMap<String, CompiledSchema>);
+pub(crate) struct SchemaCache(HashMap<u64, Vec<(Arc<Value>, CompiledSchema)>>);
 
 impl SchemaCache {
-    fn compile(&mut self, schema: &Value) -> Result<CompiledSchema, String> {
-        let key = schema.to_string();
-        if let Some(found) = self.0.get(&key) {
-            return Ok(found.clone());
+    fn compile(&mut self, schema: &Value) -> Result<(Arc<Value>, CompiledSchema), String> {
+        let mut hasher = FxHasher(0);
+        hash_value(schema, &mut hasher);
+        let same = self.0.entry(hasher.finish()).or_default();
+        if let Some((shared, compiled)) = same.iter().find(|(known, _)| **known == *schema) {
+            return Ok((shared.clone(), compiled.clone()));
         }
         let compiled = CompiledSchema::compile(schema)?;
-        self.0.insert(key, compiled.clone());
-        Ok(compiled)
+        let shared = Arc::new(schema.clone());
+        same.push((shared.clone(), compiled.clone()));
+        Ok((shared, compiled))
+    }
+}
+
+/// A fast, non-cryptographic hasher (the multiply-rotate scheme of rustc's FxHash): the
+/// cache confirms every hit by comparing values, so only speed matters here.
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        for &byte in chunks.remainder() {
+            self.add(u64::from(byte));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// Feeds `value` to `state`, consistently with `Value`'s equality: equal values hash
+/// alike (object members are visited in the map's order, which for equal maps is the
+/// same sorted order).
+fn hash_value(value: &Value, state: &mut impl Hasher) {
+    match value {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => (1u8, b).hash(state),
+        Value::Number(n) => (2u8, n.to_string()).hash(state),
+        Value::String(s) => (3u8, s).hash(state),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(state);
+            items.iter().for_each(|item| hash_value(item, state));
+        }
+        Value::Object(members) => {
+            (5u8, members.len()).hash(state);
+            for (key, item) in members {
+                key.hash(state);
+                hash_value(item, state);
+            }
+        }
     }
 }
 
@@ -167,13 +233,13 @@ pub(crate) fn parse_binding(
     Some(Binding {
         name: name?.to_owned(),
         description: description?.to_owned(),
-        input_schema: input_schema.clone(),
+        input_schema,
         endpoint,
         token_env: token_env.map(str::to_owned),
         tenants: tenants?,
         timeout: Duration::from_secs(timeout?),
         max_output_bytes: usize::try_from(max_output?).ok()?,
-        output_schema: output.as_ref().map(|(schema, _)| (*schema).clone()),
+        output_schema: output.as_ref().map(|(schema, _)| schema.clone()),
         output_validator: output.map(|(_, validator)| validator),
         input_validator,
     })
@@ -240,7 +306,7 @@ impl<'a> Fields<'a, '_> {
         key: &str,
         required: bool,
         cache: &mut SchemaCache,
-    ) -> Option<Option<(&'a Value, CompiledSchema)>> {
+    ) -> Option<Option<(Arc<Value>, CompiledSchema)>> {
         match self.object.get(key) {
             None if required => {
                 self.error(key, "required field is missing");
@@ -248,7 +314,7 @@ impl<'a> Fields<'a, '_> {
             }
             None => Some(None),
             Some(schema @ Value::Object(_)) => match cache.compile(schema) {
-                Ok(compiled) => Some(Some((schema, compiled))),
+                Ok(shared) => Some(Some(shared)),
                 Err(reason) => {
                     self.error(key, format!("is not a valid JSON Schema: {reason}"));
                     None

@@ -1,0 +1,130 @@
+//! `brain-bench`: the concurrency benchmark behind `cargo xtask bench` (docs/performance.md).
+//!
+//! - `brain-bench run [--quick] [--rmcp PATH] [--only TEXT] [--out FILE] [--sides a,b]
+//!   [--ours-flags "..."]`: the sweep. For
+//!   each case one test server; for each concurrency (1, 16, 64, 256, 1000) our client,
+//!   the raw hyper floor and rmcp each make the same calls in a process of their own;
+//!   then HTTPS over HTTP/1.1 and h2, and the host config load.
+//! - `brain-bench side ...`: one side of one point (see `side.rs`).
+//! - `brain-bench config-load --file F`: loads one host config and reports time and memory.
+//! - `brain-bench config-gen N FILE`: writes the generated config of N bindings (to profile).
+
+mod capture;
+mod closed_loop;
+mod configgen;
+mod configload;
+mod measure;
+mod ours;
+mod pki;
+mod plan;
+mod raw;
+mod side;
+mod spawn;
+mod sweep;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Concurrency levels of the sweep.
+const LEVELS: [usize; 5] = [1, 16, 64, 256, 1000];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("side") => side::run(&args[1..]),
+        Some("config-load") => configload::run(&args[1..]),
+        Some("config-gen") => configload::generate(&args[1..]),
+        Some("run") | None => run(args.get(1..).unwrap_or_default()),
+        Some(other) => Err(format!(
+            "unknown command {other:?} (run|side|config-load|config-gen)"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("brain-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let (mut quick, mut rmcp, mut only, mut out) = (false, None, None, None);
+    let mut sides = vec!["raw", "ours", "rmcp"];
+    let mut ours_flags = Vec::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--quick" => quick = true,
+            "--rmcp" => rmcp = it.next().cloned(),
+            "--only" => only = it.next().cloned(),
+            "--out" => out = it.next().map(PathBuf::from),
+            "--sides" => {
+                let list = it.next().ok_or("--sides needs a value")?;
+                sides.retain(|s| list.split(',').any(|l| l == *s));
+            }
+            "--ours-flags" => {
+                let flags = it.next().ok_or("--ours-flags needs a value")?;
+                ours_flags = flags.split_whitespace().map(str::to_owned).collect();
+            }
+            other => return Err(format!("unknown flag {other:?}")),
+        }
+    }
+    if rmcp.is_none() {
+        println!("note: no --rmcp client given; the rmcp side is skipped");
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = std::env::temp_dir().join(format!("brain-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let setup = sweep::Setup {
+        exe: exe.display().to_string(),
+        rmcp,
+        dir: dir.clone(),
+        pki: pki::Pki::generate()?,
+        ours_flags,
+        sides,
+    };
+    let selected = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    println!(
+        "brain-bench {}: load average {} at start; {} calls per side at C=1..1000",
+        if quick { "quick" } else { "full" },
+        loadavg(),
+        LEVELS
+            .map(|c| sweep::calls_for(c, quick).to_string())
+            .join("/")
+    );
+    table::header();
+    let mut points = Vec::new();
+    for case in sweep::CASES.iter().filter(|c| selected(c.name)) {
+        points.extend(sweep::run_case(case, &LEVELS, quick, &setup)?);
+    }
+    let tls_levels: &[usize] = if quick { &[16] } else { &[16, 64] };
+    for case in sweep::TLS_CASES.iter().filter(|c| selected(c.name)) {
+        points.extend(sweep::run_case(case, tls_levels, quick, &setup)?);
+    }
+    table::summary(&points);
+    if selected("config") {
+        configload::measure(&setup.exe, &dir, &[1000, 10_000])?;
+    }
+    println!("\nload average {} at the end", loadavg());
+    if let Some(out) = out {
+        let json: Vec<_> = points
+            .iter()
+            .map(|p| serde_json::json!({"case": p.case, "concurrency": p.concurrency, "side": p.side, "report": p.report}))
+            .collect();
+        let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+        std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! The concurrency sweep: for each case (era, reply framing, HTTP or HTTPS) one test
+//! server, and for each concurrency every side in a process of its own against it. The
+//! server counts connections and requests; each side reports its CPU, memory and latency.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use brain_tests::server::{Era, Reply, ServerConfig, TestServer};
+use serde_json::{Value, json};
+
+use crate::capture::Recorder;
+use crate::ours::Ours;
+use crate::spawn;
+
+/// One server setup every side faces.
+#[derive(Clone, Copy)]
+pub(crate) struct Case {
+    /// Its name in tables.
+    pub(crate) name: &'static str,
+    /// Handshake era (sessions) or 2026 stateless.
+    pub(crate) handshake: bool,
+    /// Reply framing.
+    pub(crate) reply: Reply,
+    /// HTTPS with these ALPN protocols offered by the server; plain HTTP when `None`.
+    pub(crate) alpn: Option<&'static [&'static [u8]]>,
+}
+
+const fn case(name: &'static str, handshake: bool, reply: Reply) -> Case {
+    Case {
+        name,
+        handshake,
+        reply,
+        alpn: None,
+    }
+}
+
+/// The plain-HTTP cases of the sweep.
+pub(crate) const CASES: [Case; 4] = [
+    case("handshake-json", true, Reply::Json),
+    case("handshake-sse", true, Reply::Sse),
+    case("stateless-json", false, Reply::Json),
+    case("stateless-sse", false, Reply::Sse),
+];
+
+/// The HTTPS cases: the same CA for every side, given as an extra root.
+pub(crate) const TLS_CASES: [Case; 2] = [
+    Case {
+        name: "handshake-json-tls-http1",
+        handshake: true,
+        reply: Reply::Json,
+        alpn: Some(&[b"http/1.1"]),
+    },
+    Case {
+        name: "handshake-json-tls-h2",
+        handshake: true,
+        reply: Reply::Json,
+        alpn: Some(&[b"h2", b"http/1.1"]),
+    },
+];
+
+/// What the driver knows how to run.
+pub(crate) struct Setup {
+    /// This program, for the `side` subcommand.
+    pub(crate) exe: String,
+    /// The rmcp client, when built.
+    pub(crate) rmcp: Option<String>,
+    /// Where the plan and CA files go.
+    pub(crate) dir: PathBuf,
+    /// The CA's PEM file and the generated PKI.
+    pub(crate) pki: crate::pki::Pki,
+    /// Extra flags for our side (to compare client settings).
+    pub(crate) ours_flags: Vec<String>,
+    /// Sides to run (a subset of raw, ours, rmcp).
+    pub(crate) sides: Vec<&'static str>,
+}
+
+/// One side at one concurrency: its own report plus what the server saw.
+#[derive(Clone, Debug)]
+pub(crate) struct Point {
+    pub(crate) case: &'static str,
+    pub(crate) concurrency: usize,
+    pub(crate) side: &'static str,
+    /// The side's report, with the server's figures added.
+    pub(crate) report: Value,
+}
+
+impl Point {
+    /// A number from the report (0 when absent).
+    pub(crate) fn get(&self, key: &str) -> f64 {
+        self.report.get(key).and_then(Value::as_f64).unwrap_or(0.0)
+    }
+}
+
+/// Calls per side at concurrency `c`.
+pub(crate) fn calls_for(c: usize, quick: bool) -> usize {
+    if quick {
+        (4 * c).clamp(1000, 4000)
+    } else {
+        (16 * c).clamp(3000, 16_000)
+    }
+}
+
+/// Starts the server of `case`.
+fn server(case: &Case, setup: &Setup) -> Result<TestServer, String> {
+    let era = if case.handshake {
+        Era::Handshake
+    } else {
+        Era::Stateless
+    };
+    let tls = match case.alpn {
+        Some(alpn) => Some(setup.pki.server_config(alpn)?),
+        None => None,
+    };
+    TestServer::try_start(ServerConfig {
+        fault_tools: false,
+        keep_requests: false,
+        tls,
+        ..ServerConfig::new(era).reply(case.reply)
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Records the requests our client sends for one call on a plain-HTTP twin of the case.
+fn record_plan(case: &Case, path: &Path) -> Result<(), String> {
+    let era = if case.handshake {
+        Era::Handshake
+    } else {
+        Era::Stateless
+    };
+    let plain = TestServer::try_start(ServerConfig {
+        fault_tools: false,
+        ..ServerConfig::new(era).reply(case.reply)
+    })
+    .map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let bytes = rt.block_on(async {
+        let recorder = Recorder::start(plain.addr())
+            .await
+            .map_err(|e| e.to_string())?;
+        let ours = std::sync::Arc::new(Ours::new(&recorder.url(), case.handshake, None, |_| {})?);
+        ours.clone().call().await?; // a stateless client learns the era here
+        ours.finish().await;
+        recorder.clear();
+        ours.clone().call().await?;
+        ours.finish().await;
+        Ok::<_, String>(recorder.bytes())
+    })?;
+    std::fs::write(path, bytes).map_err(|e| e.to_string())
+}
+
+/// Runs every side of `case` at each concurrency; sides that fail are reported and skipped.
+pub(crate) fn run_case(
+    case: &Case,
+    levels: &[usize],
+    quick: bool,
+    setup: &Setup,
+) -> Result<Vec<Point>, String> {
+    let plan = setup.dir.join(format!("{}.plan", case.name));
+    record_plan(case, &plan)?;
+    let ca = setup.dir.join("ca.pem");
+    std::fs::write(&ca, &setup.pki.ca_pem).map_err(|e| e.to_string())?;
+    let server = server(case, setup)?;
+    let mut points = Vec::new();
+    for (round, &c) in levels.iter().enumerate() {
+        let calls = calls_for(c, quick);
+        let mut sides = setup.sides.clone();
+        let n = sides.len().max(1);
+        sides.rotate_left(round % n); // no side always goes first
+        for side in sides {
+            let mut args: Vec<String> = Vec::new();
+            let program = match side {
+                "rmcp" => match &setup.rmcp {
+                    Some(p) => p.clone(),
+                    None => continue,
+                },
+                _ => {
+                    args.extend(["side".into(), "--side".into(), side.into()]);
+                    args.extend(["--plan".into(), plan.display().to_string()]);
+                    if side == "ours" {
+                        args.extend(setup.ours_flags.iter().cloned());
+                    }
+                    setup.exe.clone()
+                }
+            };
+            let era = if case.handshake {
+                "handshake"
+            } else {
+                "stateless"
+            };
+            args.extend(["--url".into(), server.url(), "--era".into(), era.into()]);
+            args.extend([
+                "--concurrency".into(),
+                c.to_string(),
+                "--calls".into(),
+                calls.to_string(),
+            ]);
+            if case.alpn.is_some() {
+                args.extend(["--ca".into(), ca.display().to_string()]);
+            }
+            // Connections of the side before are closed once its process is gone.
+            server.wait_until(Duration::from_secs(5), |_| server.counters().open == 0);
+            server.reset_peak_open();
+            let before = server.counters();
+            let cpu_before = spawn::server_cpu_ns();
+            let limit = Duration::from_secs(30 + (calls as u64) / 50);
+            let report = spawn::side(&program, &args, limit);
+            let after = server.counters();
+            let srv_ns = spawn::server_cpu_ns().saturating_sub(cpu_before);
+            let mut report = match report {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("  {} C={c} {side}: {e}", case.name);
+                    json!({"side": side, "failed": e})
+                }
+            };
+            if let Some(obj) = report.as_object_mut() {
+                obj.insert("accepted".into(), json!(after.accepted - before.accepted));
+                obj.insert("requests".into(), json!(after.requests - before.requests));
+                obj.insert("deletes".into(), json!(after.deletes - before.deletes));
+                obj.insert("peak_open".into(), json!(after.peak_open));
+                obj.insert("server_cpu_s".into(), json!(srv_ns as f64 / 1e9));
+            }
+            let point = Point {
+                case: case.name,
+                concurrency: c,
+                side,
+                report,
+            };
+            crate::table::progress(&point);
+            points.push(point);
+        }
+    }
+    Ok(points)
+}
