@@ -19,7 +19,8 @@ use crate::{convert, failure, probe, redact};
 use brain_mcp_proto::client::Era;
 
 /// Extra room in a call's read budget over twice `max_output_bytes`, for the JSON-RPC
-/// envelope and progress notifications; the exact limit is applied to the converted output.
+/// envelope; the exact limit is applied to the converted output. Messages before the
+/// result (progress) spend none of it: the transport caps them one by one.
 pub const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
 
 /// Runs MCP bindings. Share one per process: it holds the connection pool and era cache.
@@ -303,7 +304,7 @@ fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
 
 /// Bytes a call may read: room for the result twice (a server sends structured content
 /// and, as MCP asks, its JSON again as text; `max_output_bytes` counts it once) plus the
-/// JSON-RPC envelope and the messages before it.
+/// JSON-RPC envelope.
 fn read_budget(max_output_bytes: usize) -> usize {
     max_output_bytes
         .saturating_mul(2)

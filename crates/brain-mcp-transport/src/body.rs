@@ -29,7 +29,13 @@ impl Budget {
         self.limit - self.used
     }
 
-    fn take(&mut self, n: usize) -> Result<(), TransportError> {
+    /// A budget that never runs out: for bytes whose messages are bounded one by one.
+    pub(crate) fn unlimited() -> Self {
+        Self::new(usize::MAX)
+    }
+
+    /// Spends `n` bytes, or fails when fewer remain.
+    pub(crate) fn take(&mut self, n: usize) -> Result<(), TransportError> {
         match self.used.checked_add(n) {
             Some(total) if total <= self.limit => {
                 self.used = total;

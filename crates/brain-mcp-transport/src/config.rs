@@ -31,6 +31,11 @@ pub struct ClientConfig {
     /// Largest single SSE event accepted, in bytes; the exchange budget also applies
     /// (default 16 MiB).
     pub sse_event_limit: usize,
+    /// Largest message other than our response that an event stream may carry (progress,
+    /// log lines, requests to the client), in bytes (default 256 KiB). Such messages do
+    /// not spend the exchange budget, which is kept for the response: a long tool may
+    /// report progress for hours.
+    pub message_limit: usize,
     /// Bytes of an error body read to find a JSON-RPC error (default 64 KiB).
     pub error_body_limit: usize,
     /// After our response, the rest of the body is read for at most this many bytes
@@ -59,6 +64,7 @@ impl Default for ClientConfig {
             pool_max_idle_per_host: usize::MAX,
             cleanup_opens_connections: false,
             sse_event_limit: 16 << 20,
+            message_limit: 256 << 10,
             error_body_limit: 64 << 10,
             drain_limit: 64 << 10,
             drain_timeout: Duration::from_millis(50),

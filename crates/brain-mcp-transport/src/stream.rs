@@ -62,7 +62,12 @@ struct State {
     content_type: ContentType,
     session_id: Option<String>,
     id: RequestId,
+    /// Bytes our response may take (a JSON reply: the whole body).
     budget: Budget,
+    /// The bytes an event stream carries around our response: progress, log lines,
+    /// priming events and comments are bounded one by one, never in total (the call's
+    /// deadline bounds how long they may go on).
+    wire: Budget,
     client: HttpClient,
     sse: SseDecoder,
     queue: VecDeque<Inbound>,
@@ -85,7 +90,10 @@ impl ReplyStream {
         resume: Option<Resume>,
         bearer: Option<BearerToken>,
     ) -> Self {
-        let event_limit = client.config().sse_event_limit.min(budget.limit());
+        let config = client.config();
+        let event_limit = config
+            .sse_event_limit
+            .min(budget.limit().max(config.message_limit));
         let inner = Box::new(State {
             at,
             body: Some(body),
@@ -94,6 +102,7 @@ impl ReplyStream {
             session_id,
             id,
             budget,
+            wire: Budget::unlimited(),
             client,
             sse: SseDecoder::new(event_limit),
             queue: VecDeque::new(),
@@ -191,7 +200,7 @@ impl State {
         let Some(b) = self.body.as_mut() else {
             return Ok(());
         };
-        let Some(chunk) = body::next_chunk(b, &mut self.budget).await? else {
+        let Some(chunk) = body::next_chunk(b, &mut self.wire).await? else {
             self.sse.finish();
             return self.stream_ended().await;
         };
@@ -216,6 +225,22 @@ impl State {
         let messages = rpc::split(&ev.data, &self.id)
             .map_err(|e| unexpected(format!("{}: an SSE event is not JSON-RPC: {e}", self.at)))?;
         for (text, role) in messages {
+            if role == Role::OurResponse {
+                self.budget.take(text.len())?;
+            } else {
+                let limit = self.client.config().message_limit;
+                if text.len() > limit {
+                    return Err(TransportError::new(
+                        ErrorKind::BodyTooLarge { limit },
+                        Delivery::MaybeSent,
+                        format!(
+                            "{}: a message before the response exceeds the {limit}-byte \
+                             limit on such messages",
+                            self.at
+                        ),
+                    ));
+                }
+            }
             self.queue.push_back(Inbound {
                 text,
                 is_final_response: role == Role::OurResponse,

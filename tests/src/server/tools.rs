@@ -153,7 +153,7 @@ async fn run(call: Call, mut out: Out) {
 }
 
 async fn progress(call: &Call, out: &mut Out) -> Outcome {
-    let steps = match arg_u64(call, "steps", Some(3), 1000) {
+    let steps = match arg_u64(call, "steps", Some(3), 100_000) {
         Ok(n) => n.max(1),
         Err(e) => return e,
     };
@@ -172,7 +172,10 @@ async fn progress(call: &Call, out: &mut Out) -> Outcome {
                 return Outcome::Done;
             }
         }
-        tokio::time::sleep(delay).await;
+        // A zero sleep still waits for the timer's next tick (about 1 ms).
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
     }
     text("done", false)
 }

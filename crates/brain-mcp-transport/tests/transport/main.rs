@@ -10,6 +10,7 @@
 mod exchange;
 mod faults;
 mod pool;
+mod progress;
 mod redirect;
 mod resume;
 mod server;
