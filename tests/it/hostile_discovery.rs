@@ -86,3 +86,85 @@ fn what_is_printed_loads_unchanged_even_with_numbers_beyond_f64() {
         assert!(binding.validate_arguments(&small).is_ok());
     }
 }
+
+/// A server paginating `pages` pages of one tool each, every name `name_bytes` long.
+fn paginating(era: Era, pages: usize, name_bytes: usize) -> brain_tests::server::TestServer {
+    hostile(era, move |seen| {
+        (seen.method() == Some("tools/list")).then(|| {
+            let page: usize = seen
+                .body
+                .pointer("/params/cursor")
+                .and_then(serde_json::Value::as_str)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            let name = format!("{page}{}", "a".repeat(name_bytes));
+            let next = if page + 1 < pages {
+                format!(r#","nextCursor":"{}""#, page + 1)
+            } else {
+                String::new()
+            };
+            let list = format!(
+                r#"{{"tools":[{{"name":"{name}","inputSchema":{{"type":"object"}}}}]{next},"resultType":"complete","ttlMs":0,"cacheScope":"public"}}"#
+            );
+            RawReply::result(&seen.id_json(), &list)
+        })
+    })
+}
+
+#[test]
+fn huge_listed_names_cost_neither_time_nor_memory_for_hints() {
+    // 20 pages of one 4 MB name each: once 30 s under -timeout 2, in "did you mean".
+    for era in [Era::Handshake, Era::Stateless] {
+        let server = paginating(era, 20, 4 << 20);
+        let started = std::time::Instant::now();
+        let wanted = "a".repeat(300);
+        let args = ["-url", &server.url(), "-tenant", TENANT, "-timeout", "20"];
+        let r = mcp_tools(&[&args[..], &["-tools", &wanted]].concat());
+        assert_eq!(r.code, EXIT_FAILED, "{era:?}: {r:?}");
+        assert!(r.stderr.contains("the server has no tool named"), "{r:?}");
+        assert!(!r.stderr.contains("did you mean"), "{r:?}");
+        assert!(r.stderr.len() < 8 << 10, "{}", r.stderr.len());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(15),
+            "{era:?}"
+        );
+    }
+}
+
+#[test]
+fn the_timeout_bounds_the_whole_command_hints_included() {
+    // 2,000 names of 256 characters, each one edit from the 256-character name asked
+    // for: hints cost a lot; the command still ends by its -timeout.
+    let server = hostile(Era::Stateless, |seen| {
+        (seen.method() == Some("tools/list")).then(|| {
+            let tools: Vec<String> = (0..2_000)
+                .map(|i| {
+                    format!(
+                        r#"{{"name":"{:0>256}","inputSchema":{{"type":"object"}}}}"#,
+                        i
+                    )
+                })
+                .collect();
+            let list = format!(
+                r#"{{"tools":[{}],"resultType":"complete","ttlMs":0,"cacheScope":"public"}}"#,
+                tools.join(",")
+            );
+            RawReply::result(&seen.id_json(), &list)
+        })
+    });
+    let wanted: Vec<String> = (0..100).map(|i| format!("{:1>256}", i)).collect();
+    let started = std::time::Instant::now();
+    let r = mcp_tools(&[
+        "-url",
+        &server.url(),
+        "-tenant",
+        TENANT,
+        "-timeout",
+        "2",
+        "-tools",
+        &wanted.join(","),
+    ]);
+    let took = started.elapsed();
+    assert_eq!(r.code, EXIT_FAILED, "{r:?}");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+}

@@ -10,6 +10,7 @@ use brain_mcp_transport::{BearerToken, MESSAGE_LIMIT};
 use brain_tools_core::Secret;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use tokio::time::Instant;
 
 use crate::client::{McpClient, Target};
 use crate::exchange::StepError;
@@ -220,8 +221,23 @@ fn target(url: &str, token_env: Option<&str>) -> Result<(Target, Option<Secret>)
 pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovered, DiscoverError> {
     let (target, _token) = check(request)?;
     let wanted = pages::Wanted::Named(request.tools.clone());
-    let (era, collected) = collect(client, &target, wanted, request.deadline).await?;
-    select::select(&target, request, era, collected)
+    let until = Instant::now() + request.deadline;
+    let (era, collected) = collect(client, &target, wanted, until, request.deadline).await?;
+    // Building the bindings is CPU work (hints, compiling every schema to check that it
+    // loads): off the runtime, and inside the same deadline as the network.
+    let stop = std::time::Instant::now() + until.saturating_duration_since(Instant::now());
+    let deadline = request.deadline;
+    let request = request.clone();
+    let work = tokio::task::spawn_blocking(move || {
+        select::select(&target, &request, era, collected, stop)
+    });
+    match tokio::time::timeout_at(until, work).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(_)) => Err(DiscoverError::Server(
+            "building the bindings failed unexpectedly".into(),
+        )),
+        Err(_) => Err(timed_out(deadline)),
+    }
 }
 
 /// Lists every tool the server at `url` offers (at most [`MAX_LISTED`]), with the token
@@ -233,7 +249,8 @@ pub async fn list(
     deadline: Duration,
 ) -> Result<Listed, DiscoverError> {
     let (target, _token) = target(url, token_env)?;
-    let (era, collected) = collect(client, &target, pages::Wanted::All, deadline).await?;
+    let until = Instant::now() + deadline;
+    let (era, collected) = collect(client, &target, pages::Wanted::All, until, deadline).await?;
     let warnings = collected
         .warnings()
         .iter()
@@ -246,14 +263,14 @@ pub async fn list(
     })
 }
 
-/// Learns the era and reads every page, within `deadline`.
+/// Learns the era and reads every page, by `until` (`deadline` after the start).
 async fn collect(
     client: &McpClient,
     target: &Target,
     wanted: pages::Wanted,
+    until: Instant,
     deadline: Duration,
 ) -> Result<(Era, pages::Collected), DiscoverError> {
-    let until = tokio::time::Instant::now() + deadline;
     let work = async {
         let era = probe::era_of(client, target, until)
             .await
@@ -270,12 +287,18 @@ async fn collect(
         }
         Ok::<_, DiscoverError>((era, collected))
     };
-    tokio::time::timeout(deadline, work).await.map_err(|_| {
-        DiscoverError::Timeout(format!(
-            "discovery took longer than {} s (connect, handshake and every page of tools/list)",
-            deadline.as_secs_f64()
-        ))
-    })?
+    tokio::time::timeout_at(until, work)
+        .await
+        .map_err(|_| timed_out(deadline))?
+}
+
+/// The error of a discovery that ran out of time.
+fn timed_out(deadline: Duration) -> DiscoverError {
+    DiscoverError::Timeout(format!(
+        "discovery took longer than {} s (connect, handshake, every page of tools/list \
+         and building the bindings)",
+        deadline.as_secs_f64()
+    ))
 }
 
 /// A discovery failure from a step error, naming the step: what went wrong, never a token.

@@ -107,7 +107,7 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
         .map_err(|e| format!("invalid host config {config_path}:\n{e}"))?;
     let Some(binding) = config.get(&tool) else {
         let names = config.tools().iter().map(|b| b.name());
-        let close = text::close_matches(&tool, names);
+        let close = text::close_matches(&tool, names, None);
         let hint = if close.is_empty() {
             String::new()
         } else {

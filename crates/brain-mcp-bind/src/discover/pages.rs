@@ -3,16 +3,20 @@
 use brain_mcp_proto::client::{CallError, Era, Framing, listing};
 use brain_mcp_proto::headers::param_headers;
 use brain_mcp_proto::mcp::Tool;
-use brain_mcp_proto::text::FRAGMENT_LIMIT;
+use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
 
 use super::{DiscoverError, MAX_PAGES, describe};
 use crate::client::{McpClient, Target};
+use crate::text::MAX_HINT_NAME;
 use crate::{exchange, failure};
 
 /// Names kept for "did you mean" hints; a longer list is not searched further.
 const MAX_NAMES_KEPT: usize = 10_000;
 /// Tools kept whole when every tool is wanted (listing a server).
 pub(super) const MAX_LISTED: usize = 10_000;
+/// Bytes of tool definitions kept whole when every tool is wanted (names, descriptions
+/// and schemas): a server paginating large tools cannot make a listing hold more.
+const MAX_LISTED_BYTES: usize = 64 << 20;
 /// Tools hidden for invalid headers that get a warning line each; the rest are counted.
 const MAX_HIDDEN_REPORTED: usize = 100;
 
@@ -32,7 +36,8 @@ pub(super) struct Collected {
     /// With [`Wanted::Named`], the first listing of each name, indexed like the names;
     /// with [`Wanted::All`], every tool in order.
     pub(super) found: Vec<Option<Tool>>,
-    /// Names of the offered tools, for suggestions (at most [`MAX_NAMES_KEPT`]).
+    /// Names of the offered tools, for suggestions (at most [`MAX_NAMES_KEPT`], none
+    /// longer than [`MAX_HINT_NAME`] bytes: no binding could name those).
     pub(super) names: Vec<String>,
     /// Tools not offered for invalid `x-mcp-header` annotations: name and reason
     /// (at most [`MAX_HIDDEN_REPORTED`]).
@@ -41,8 +46,11 @@ pub(super) struct Collected {
     pub(super) hidden_total: usize,
     /// How many tools the server listed in all.
     pub(super) total: usize,
-    /// How many offered tools were not kept because [`MAX_LISTED`] was reached.
+    /// How many offered tools were not kept because [`MAX_LISTED`] or
+    /// [`MAX_LISTED_BYTES`] was reached.
     pub(super) dropped: usize,
+    /// Bytes of the tools kept with [`Wanted::All`].
+    kept_bytes: usize,
 }
 
 impl Collected {
@@ -59,6 +67,7 @@ impl Collected {
             hidden_total: 0,
             total: 0,
             dropped: 0,
+            kept_bytes: 0,
         }
     }
 
@@ -73,13 +82,14 @@ impl Collected {
                     .and_then(|schema| param_headers(&schema).err());
                 if let Some(problem) = invalid {
                     self.hidden_total += 1;
-                    if self.hidden.len() < MAX_HIDDEN_REPORTED {
-                        self.hidden.push((tool.name, problem.to_string()));
+                    if self.hidden.len() < MAX_HIDDEN_REPORTED && tool.name.len() <= MAX_HINT_NAME {
+                        let problem = cut(&problem.to_string(), FRAGMENT_LIMIT).into_owned();
+                        self.hidden.push((tool.name, problem));
                     }
                     continue;
                 }
             }
-            if self.names.len() < MAX_NAMES_KEPT {
+            if self.names.len() < MAX_NAMES_KEPT && tool.name.len() <= MAX_HINT_NAME {
                 self.names.push(tool.name.clone());
             }
             match &self.wanted {
@@ -90,8 +100,17 @@ impl Collected {
                         self.found[i] = Some(tool);
                     }
                 }
-                Wanted::All if self.found.len() < MAX_LISTED => self.found.push(Some(tool)),
-                Wanted::All => self.dropped += 1,
+                Wanted::All => {
+                    let size = size_of(&tool);
+                    if self.found.len() < MAX_LISTED
+                        && self.kept_bytes.saturating_add(size) <= MAX_LISTED_BYTES
+                    {
+                        self.kept_bytes += size;
+                        self.found.push(Some(tool));
+                    } else {
+                        self.dropped += 1;
+                    }
+                }
             }
         }
     }
@@ -115,12 +134,19 @@ impl Collected {
         }
         if self.dropped > 0 {
             warnings.push(format!(
-                "the server offers {} more tools than the {MAX_LISTED} listed",
-                self.dropped
+                "the server offers {} more tools than listed (at most {MAX_LISTED} tools and \
+                 {} MiB of definitions are kept)",
+                self.dropped,
+                MAX_LISTED_BYTES >> 20
             ));
         }
         warnings
     }
+}
+
+/// About how many bytes a tool holds: the length of its JSON (icons and metadata count).
+fn size_of(tool: &Tool) -> usize {
+    serde_json::to_vec(tool).map_or(usize::MAX, |json| json.len())
 }
 
 /// Reads every page of the tool list into `collected`, at most [`MAX_PAGES`].

@@ -1,5 +1,7 @@
 //! Turning the named tools of a listing into bindings that load, or naming what is missing.
 
+use std::time::Instant;
+
 use brain_mcp_proto::client::Era;
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
@@ -13,12 +15,14 @@ use super::{
 use crate::client::Target;
 use crate::{failure, text};
 
-/// Builds the bindings of the named tools, in order, or names every missing one.
+/// Builds the bindings of the named tools, in order, or names every missing one; the
+/// search for "did you mean" hints stops at `until`.
 pub(super) fn select(
     target: &Target,
     request: &Request,
     era: Era,
     collected: Collected,
+    until: Instant,
 ) -> Result<Discovered, DiscoverError> {
     let mut warnings = collected.warnings();
     let missing: Vec<&str> = request
@@ -37,7 +41,7 @@ pub(super) fn select(
                     let why = cut(why, FRAGMENT_LIMIT);
                     return format!("{m:?} (not offered: invalid x-mcp-header annotation: {why})");
                 }
-                let close = text::close_matches(m, names.clone());
+                let close = text::close_matches(m, names.clone(), Some(until));
                 if close.is_empty() {
                     format!("{m:?}")
                 } else {

@@ -77,7 +77,13 @@ fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Collected {
 
 fn pick(names: &[&str], era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
     let request = request(names);
-    select(&target(), &request, era, listed(&request, era, tools))
+    select(
+        &target(),
+        &request,
+        era,
+        listed(&request, era, tools),
+        later(),
+    )
 }
 
 #[test]
@@ -118,7 +124,8 @@ fn pages_add_up() {
     collected.add_page(Era::Handshake, vec![tool("x", object), tool("b", object)]);
     assert_eq!(collected.total, 3);
     assert_eq!(collected.names, ["a", "x", "b"]);
-    let found = select(&target(), &request, Era::Handshake, collected).expect("both found");
+    let found =
+        select(&target(), &request, Era::Handshake, collected, later()).expect("both found");
     let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["b", "a"]);
 }
@@ -187,4 +194,9 @@ fn bindings_that_would_not_load_fail_discovery_naming_each_tool() {
     .expect("loads");
     let config = brain_tools_core::HostConfig::load(&format!("{{\"tools\": {}}}", found.json));
     assert!(config.is_ok(), "{config:?}");
+}
+
+/// A hint search deadline that never stops a test.
+fn later() -> std::time::Instant {
+    std::time::Instant::now() + Duration::from_secs(3600)
 }
