@@ -138,3 +138,34 @@ fn discovered_bindings_load_as_a_host_config_and_call_the_tools() {
     assert!(!event.is_error, "{event:?}");
     assert_eq!(event.structured_content, Some(json!({"sum": 5})));
 }
+
+#[test]
+fn list_prints_every_tool_the_reference_server_offers_one_per_line() {
+    let peer = start(PeerKind::Everything);
+    let listed = fixture_tools("everything", "tools-list.jsonl");
+    let r = mcp_tools(&["-list", &peer.url()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), listed.len(), "{r:?}");
+    for (line, tool) in lines.iter().zip(&listed) {
+        let (name, description) = line.split_once('\t').expect("name, tab, description");
+        assert_eq!(name, tool.name);
+        let first = tool
+            .description
+            .as_deref()
+            .and_then(|d| d.lines().find(|l| !l.trim().is_empty()))
+            .unwrap_or("")
+            .trim();
+        assert!(first.starts_with(description.trim_end_matches('…')), "{line}");
+    }
+}
+
+#[test]
+fn list_and_bind_flags_do_not_mix() {
+    let r = mcp_tools(&["-list", "http://127.0.0.1:9/mcp", "-tools", "a"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("-tools binds tools; -list only lists them"), "{r:?}");
+    let r = mcp_tools(&["-list", "ftp://example.com/mcp"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.starts_with("mcp-tools: -list: the URL"), "{r:?}");
+}

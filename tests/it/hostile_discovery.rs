@@ -168,3 +168,18 @@ fn the_timeout_bounds_the_whole_command_hints_included() {
     assert_eq!(r.code, EXIT_FAILED, "{r:?}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
 }
+
+#[test]
+fn list_escapes_what_a_server_writes_into_names_and_descriptions() {
+    let server = hostile(Era::Stateless, |seen| {
+        (seen.method() == Some("tools/list")).then(|| {
+            let list = r#"{"tools":[{"name":"a\u001b]52;c;ZXZpbA==\u0007","description":"fine\rmcp-tools: forged line\nsecond","inputSchema":{"type":"object"}}],"resultType":"complete","ttlMs":0,"cacheScope":"public"}"#;
+            RawReply::result(&seen.id_json(), list)
+        })
+    });
+    let r = mcp_tools(&["-list", &server.url()]);
+    assert_eq!(r.code, EXIT_OK, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 1, "{r:?}");
+    assert!(!r.stdout.contains('\u{1b}') && !r.stdout.contains('\r'), "{r:?}");
+    assert!(!r.stdout.contains("second"), "only the first line: {r:?}");
+}

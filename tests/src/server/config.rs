@@ -49,6 +49,10 @@ pub struct ServerConfig {
     pub initialize_fails: bool,
     /// Handshake era: `initialize` is never answered (the request stays open).
     pub stall_initialize: bool,
+    /// Handshake era: a `DELETE` is recorded but never answered (slow cleanup).
+    pub stall_delete: bool,
+    /// Requests with this JSON-RPC method are recorded but never answered.
+    pub stall_method: Option<&'static str>,
     /// Close a kept-alive connection once it has been idle (no request in flight) this long.
     pub close_idle_after: Option<Duration>,
     /// Handshake era: start every SSE stream with a priming event (an id and empty data).
@@ -77,6 +81,8 @@ impl fmt::Debug for ServerConfig {
             .field("fault_tools", &self.fault_tools)
             .field("initialize_fails", &self.initialize_fails)
             .field("stall_initialize", &self.stall_initialize)
+            .field("stall_delete", &self.stall_delete)
+            .field("stall_method", &self.stall_method)
             .field("close_idle_after", &self.close_idle_after)
             .field("sse_priming", &self.sse_priming)
             .field(
@@ -100,6 +106,8 @@ impl Default for ServerConfig {
             fault_tools: true,
             initialize_fails: false,
             stall_initialize: false,
+            stall_delete: false,
+            stall_method: None,
             close_idle_after: None,
             sse_priming: false,
             require_token: None,

@@ -145,6 +145,13 @@ async fn answer(
         }
     }
     let era = shared.era();
+    let method = parsed
+        .as_ref()
+        .and_then(|m| m.get("method"))
+        .and_then(Value::as_str);
+    if method.is_some() && method == shared.config.stall_method {
+        std::future::pending::<()>().await;
+    }
     match parts.method {
         Method::POST => {
             if !accepts_both(&parts.headers) {
@@ -176,7 +183,12 @@ async fn answer(
                 handshake::post(shared, &parts.headers, msg).await
             }
         }
-        Method::DELETE if era != Era::Stateless => handshake::delete(shared, &parts.headers),
+        Method::DELETE if era != Era::Stateless => {
+            if shared.config.stall_delete {
+                std::future::pending::<()>().await;
+            }
+            handshake::delete(shared, &parts.headers)
+        }
         _ => {
             let mut resp = rpc::status(StatusCode::METHOD_NOT_ALLOWED);
             let allow = if era == Era::Stateless {

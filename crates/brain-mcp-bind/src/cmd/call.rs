@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::flags::{self, FlagSpec, Parsed};
+use super::process::Signals;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, ids};
 use crate::{McpClient, McpExecutor, text};
 
@@ -56,7 +57,19 @@ const ABOUT: &str = "Runs one tool binding through Brain's call pipeline and pri
 lines on stdout (tool.progress while it runs, then tool.result). Exit status: 0 when the result is \
 not an error, 1 when it is, 2 when the command line or the config is invalid (nothing is sent).";
 
+/// The `mcp-call` program: its process arguments (each must be UTF-8, else exit 2), then
+/// [`main`], then exit with its code. A second stop signal exits at once.
+pub fn program() -> ! {
+    super::process::run("mcp-call", |args| {
+        main(args, &mut std::io::stdout(), &mut std::io::stderr())
+    })
+}
+
 /// Runs `mcp-call` with `args` (without the program name).
+///
+/// Ctrl-C, `SIGTERM` and `SIGHUP` cancel the call: the server is told (a
+/// `notifications/cancelled`, or the stream closed), the session is closed, the
+/// `tool.result` has kind `cancelled` and the exit status is 1.
 pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) -> i32 {
     let prepared = match prepare(args) {
         Ok(Some(p)) => p,
@@ -156,16 +169,23 @@ async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Wri
         return EXIT_USAGE;
     };
     let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    let interrupt = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    let mut signals = Signals::new();
     let out = Mutex::new(out);
     let sink = |event: ProgressEvent| print_event(&out, &ToolEvent::Progress(event));
-    let result = run_call(binding, prepared.call, &executor, &sink, &cancel).await;
-    interrupt.abort();
+    let call = run_call(binding, prepared.call, &executor, &sink, &cancel);
+    tokio::pin!(call);
+    let mut stopped = false;
+    let result = loop {
+        tokio::select! {
+            result = &mut call => break result,
+            _ = signals.next(), if !stopped => {
+                stopped = true;
+                cancel.cancel();
+            }
+        }
+    };
+    // After a signal, a second one exits at once while the cleanup below runs.
+    let second = stopped.then(|| signals.exit_on_second("mcp-call"));
     let failed = result.is_error;
     if let Some(error) = &result.error {
         let line = format!("{}: {}", error.kind.as_str(), error.message);
@@ -177,6 +197,9 @@ async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Wri
             err,
             "mcp-call: session cleanup did not finish within {FLUSH_WITHIN:?}"
         );
+    }
+    if let Some(watch) = second {
+        watch.abort();
     }
     if failed { EXIT_FAILED } else { EXIT_OK }
 }

@@ -5,6 +5,7 @@
 pub mod call;
 mod flags;
 mod ids;
+mod process;
 pub mod tools;
 
 /// Exit code: the command ran and its result is not an error.

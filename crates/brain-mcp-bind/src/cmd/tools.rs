@@ -3,8 +3,10 @@
 use std::io::Write;
 use std::time::Duration;
 
+use super::process::Signals;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use brain_mcp_proto::text::json_safe;
+use brain_mcp_proto::mcp::Tool;
+use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut, json_safe, terminal_safe};
 use brain_tools_core::EndpointUrl;
 
 use super::flags::{self, FlagSpec, Parsed};
@@ -37,18 +39,45 @@ const SPECS: &[FlagSpec] = &[
         value: "SECONDS",
         help: "bound on the whole discovery (default 30)",
     },
+    FlagSpec {
+        name: "list",
+        value: "URL",
+        help: "instead of binding, list every tool the server at URL offers: name, tab, description",
+    },
 ];
 
 const USAGE: &str =
-    "mcp-tools -url URL [-token-env NAME] -tenant TENANT -tools a,b,c [-timeout SECONDS]";
+    "mcp-tools -url URL [-token-env NAME] -tenant TENANT -tools a,b,c [-timeout SECONDS]
+       mcp-tools -list URL [-token-env NAME] [-timeout SECONDS]";
 const ABOUT: &str = "Connects to an MCP server (either protocol era), reads its whole tool list and prints \
 a JSON array with one Brain tool binding per named tool, in the order named. Review the output, then \
-copy it into the tools array of the host config. Exit status: 0 on success, 1 when discovery fails, \
-2 when the command line is invalid.";
+copy it into the tools array of the host config. With -list, prints one line per tool the server \
+offers instead, to choose from. Ctrl-C, SIGTERM and SIGHUP stop it and close its session. Exit status: \
+0 on success, 1 when discovery fails or is interrupted, 2 when the command line is invalid.";
+
+/// The `mcp-tools` program: its process arguments (each must be UTF-8, else exit 2), then
+/// [`main`], then exit with its code.
+pub fn program() -> ! {
+    super::process::run("mcp-tools", |args| {
+        main(args, &mut std::io::stdout(), &mut std::io::stderr())
+    })
+}
+
+/// What the command line asks for.
+enum Job {
+    /// Bindings for the named tools.
+    Bind(Request),
+    /// Every tool the server offers.
+    List {
+        url: String,
+        token_env: Option<String>,
+        deadline: Duration,
+    },
+}
 
 /// Runs `mcp-tools` with `args` (without the program name).
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let request = match prepare(args) {
+    let job = match prepare(args) {
         Ok(Some(r)) => r,
         Ok(None) => {
             let _ = write!(out, "{}", flags::help(USAGE, ABOUT, SPECS));
@@ -59,7 +88,9 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_USAGE;
         }
     };
-    if let Err(e) = discover::check(&request) {
+    if let Job::Bind(request) = &job
+        && let Err(e) = discover::check(request)
+    {
         let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(&e.to_string()));
         return EXIT_FAILED;
     }
@@ -78,31 +109,109 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 return EXIT_FAILED;
             }
         };
-        let outcome = discover::discover(&client, &request).await;
-        client.flush(Duration::from_secs(5)).await;
-        match outcome {
-            Ok(found) => {
-                for warning in &found.warnings {
-                    let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(warning));
-                }
-                let _ = writeln!(out, "{}", json_safe(&found.json));
-                EXIT_OK
-            }
-            Err(e) => {
-                let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(&e.to_string()));
+        // A stop signal drops the discovery, whose session then closes itself; the flush
+        // below sends that DELETE.
+        let mut signals = Signals::new();
+        let code = tokio::select! {
+            code = perform(&client, &job, out, err) => code,
+            name = signals.next() => {
+                let _ = writeln!(err, "mcp-tools: stopped by {name}; nothing printed");
                 EXIT_FAILED
             }
+        };
+        let watch = (code == EXIT_FAILED).then(|| signals.exit_on_second("mcp-tools"));
+        client.flush(Duration::from_secs(5)).await;
+        if let Some(watch) = watch {
+            watch.abort();
         }
+        code
     });
     super::leave(runtime);
     code
 }
 
-fn prepare(args: &[String]) -> Result<Option<Request>, String> {
+/// Runs the job, printing what it found; the exit code.
+async fn perform(client: &McpClient, job: &Job, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let outcome = match job {
+        Job::Bind(request) => discover::discover(client, request)
+            .await
+            .map(|found| (found.warnings, json_safe(&found.json).into_owned())),
+        Job::List {
+            url,
+            token_env,
+            deadline,
+        } => discover::list(client, url, token_env.as_deref(), *deadline)
+            .await
+            .map(|mut listed| {
+                if listed.tools.is_empty() {
+                    listed.warnings.push("the server offers no tools".into());
+                }
+                (listed.warnings, listing(&listed.tools))
+            }),
+    };
+    match outcome {
+        Ok((warnings, printed)) => {
+            for warning in &warnings {
+                let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(warning));
+            }
+            if !printed.is_empty() {
+                let _ = writeln!(out, "{printed}");
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            let _ = writeln!(err, "mcp-tools: {}", super::stderr_line(&e.to_string()));
+            EXIT_FAILED
+        }
+    }
+}
+
+/// The most characters of a description shown by `-list`.
+const LISTED_DESCRIPTION: usize = 200;
+
+/// One line per tool: its name, a tab, the first line of its description (cut). Both
+/// are escaped for the terminal, so a server cannot forge lines.
+fn listing(tools: &[Tool]) -> String {
+    let lines: Vec<String> = tools
+        .iter()
+        .map(|tool| {
+            let first = tool
+                .description
+                .as_deref()
+                .and_then(|d| d.lines().find(|l| !l.trim().is_empty()))
+                .unwrap_or("")
+                .trim();
+            let short: String = first.chars().take(LISTED_DESCRIPTION).collect();
+            let more = if short.len() < first.len() { "…" } else { "" };
+            let name = terminal_safe(&tool.name);
+            let name = cut(&name, FRAGMENT_LIMIT);
+            format!("{name}\t{}{more}", terminal_safe(&short))
+        })
+        .collect();
+    lines.join("\n")
+}
+
+fn prepare(args: &[String]) -> Result<Option<Job>, String> {
     let flags = match flags::parse(SPECS, args).map_err(|e| e.to_string())? {
         Parsed::Help => return Ok(None),
         Parsed::Run(flags) => flags,
     };
+    let deadline = deadline(flags.get("timeout"))?;
+    if let Some(url) = flags.get("list") {
+        for bind_only in ["url", "tenant", "tools"] {
+            if flags.get(bind_only).is_some() {
+                return Err(format!(
+                    "-{bind_only} binds tools; -list only lists them (give one or the other)"
+                ));
+            }
+        }
+        EndpointUrl::parse(url).map_err(|reason| format!("-list: the URL {reason}"))?;
+        return Ok(Some(Job::List {
+            url: url.to_owned(),
+            token_env: flags.get("token-env").map(str::to_owned),
+            deadline,
+        }));
+    }
     let url = flags.require("url").map_err(|e| e.to_string())?.to_owned();
     // The rule the host config applies, checked before anything is sent.
     EndpointUrl::parse(&url).map_err(|reason| format!("-url: the URL {reason}"))?;
@@ -117,22 +226,24 @@ fn prepare(args: &[String]) -> Result<Option<Request>, String> {
     } else {
         list.split(',').map(|s| s.trim().to_owned()).collect()
     };
-    let deadline = match flags.get("timeout") {
-        None => DEFAULT_DEADLINE,
-        Some(s) => match s.parse::<f64>() {
-            Ok(secs) if secs > 0.0 && secs <= 3600.0 => Duration::from_secs_f64(secs),
-            _ => {
-                return Err(format!(
-                    "-timeout {s:?} is not a number of seconds between 0 and 3600"
-                ));
-            }
-        },
-    };
-    Ok(Some(Request {
+    Ok(Some(Job::Bind(Request {
         url,
         token_env: flags.get("token-env").map(str::to_owned),
         tenant,
         tools,
         deadline,
-    }))
+    })))
+}
+
+/// `-timeout`, or the default.
+fn deadline(flag: Option<&str>) -> Result<Duration, String> {
+    match flag {
+        None => Ok(DEFAULT_DEADLINE),
+        Some(s) => match s.parse::<f64>() {
+            Ok(secs) if secs > 0.0 && secs <= 3600.0 => Ok(Duration::from_secs_f64(secs)),
+            _ => Err(format!(
+                "-timeout {s:?} is not a number of seconds between 0 and 3600"
+            )),
+        },
+    }
 }
