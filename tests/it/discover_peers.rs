@@ -156,7 +156,10 @@ fn list_prints_every_tool_the_reference_server_offers_one_per_line() {
             .and_then(|d| d.lines().find(|l| !l.trim().is_empty()))
             .unwrap_or("")
             .trim();
-        assert!(first.starts_with(description.trim_end_matches('…')), "{line}");
+        assert!(
+            first.starts_with(description.trim_end_matches('…')),
+            "{line}"
+        );
     }
 }
 
@@ -164,7 +167,11 @@ fn list_prints_every_tool_the_reference_server_offers_one_per_line() {
 fn list_and_bind_flags_do_not_mix() {
     let r = mcp_tools(&["-list", "http://127.0.0.1:9/mcp", "-tools", "a"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("-tools binds tools; -list only lists them"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("-tools binds tools; -list only lists them"),
+        "{r:?}"
+    );
     let r = mcp_tools(&["-list", "ftp://example.com/mcp"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.starts_with("mcp-tools: -list: the URL"), "{r:?}");

@@ -180,6 +180,9 @@ fn list_escapes_what_a_server_writes_into_names_and_descriptions() {
     let r = mcp_tools(&["-list", &server.url()]);
     assert_eq!(r.code, EXIT_OK, "{r:?}");
     assert_eq!(r.stdout.lines().count(), 1, "{r:?}");
-    assert!(!r.stdout.contains('\u{1b}') && !r.stdout.contains('\r'), "{r:?}");
+    assert!(
+        !r.stdout.contains('\u{1b}') && !r.stdout.contains('\r'),
+        "{r:?}"
+    );
     assert!(!r.stdout.contains("second"), "only the first line: {r:?}");
 }

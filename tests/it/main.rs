@@ -12,6 +12,7 @@ mod call_concurrency;
 mod call_everything;
 mod call_faults;
 mod call_pool;
+mod call_probe;
 mod call_protocol;
 mod call_python;
 mod call_refused;
