@@ -19,6 +19,7 @@ mod call_refused;
 mod call_rmcp;
 mod call_stall;
 mod call_support;
+mod client_stats;
 mod discover_failures;
 mod discover_peers;
 mod discover_sessions;

@@ -1,7 +1,7 @@
 //! The shared client state: one HTTP pool, the era cache, request ids and background cleanup.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use brain_mcp_proto::client::Identity;
@@ -32,6 +32,54 @@ struct Inner {
     identity: Identity,
     tasks: TaskTracker,
     next_id: AtomicI64,
+    sessions: SessionCounts,
+}
+
+/// Handshake-era sessions, counted as they open and end.
+#[derive(Debug, Default)]
+pub(crate) struct SessionCounts {
+    opened: AtomicU64,
+    closed: AtomicU64,
+    close_failed: AtomicU64,
+}
+
+impl SessionCounts {
+    /// The server gave a session id.
+    pub(crate) fn opened(&self) {
+        self.opened.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The session's DELETE got its answer (`true`: the session is gone) or failed.
+    pub(crate) fn ended(&self, closed: bool) {
+        let count = if closed {
+            &self.closed
+        } else {
+            &self.close_failed
+        };
+        count.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// What one [`McpClient`] (and its clones) has done so far: a snapshot for health checks,
+/// soak tests and dashboards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientStats {
+    /// Handshake-era sessions the servers opened (an `initialize` answered with a session
+    /// id), for calls and discoveries.
+    pub sessions_opened: u64,
+    /// Sessions whose `DELETE` the server answered with 2xx, 404 (already gone) or 405
+    /// (it does not end sessions on request).
+    pub sessions_closed: u64,
+    /// Sessions whose `DELETE` failed or was not answered within its deadline: the server
+    /// may still hold them until its own timeout.
+    pub sessions_close_failed: u64,
+    /// Background cleanups (cancel notifications, DELETEs) still running.
+    pub cleanup_running: usize,
+    /// Connections the pool opened.
+    pub connections_opened: u64,
+    /// Connections open now, idle or in use.
+    pub connections_open: u64,
 }
 
 /// Where a request goes: the endpoint and the token for it.
@@ -89,6 +137,7 @@ impl McpClient {
                 )),
                 tasks: TaskTracker::new(),
                 next_id: AtomicI64::new(1),
+                sessions: SessionCounts::default(),
             }),
         })
     }
@@ -102,6 +151,26 @@ impl McpClient {
             .is_ok();
         self.inner.tasks.reopen();
         done
+    }
+
+    /// Sessions, cleanups and connections so far. A session still open is
+    /// `sessions_opened - sessions_closed - sessions_close_failed`, once no call runs.
+    pub fn stats(&self) -> ClientStats {
+        let sessions = &self.inner.sessions;
+        let pool = self.inner.http.pool_stats();
+        ClientStats {
+            sessions_opened: sessions.opened.load(Ordering::Relaxed),
+            sessions_closed: sessions.closed.load(Ordering::Relaxed),
+            sessions_close_failed: sessions.close_failed.load(Ordering::Relaxed),
+            cleanup_running: self.inner.tasks.len(),
+            connections_opened: pool.connections_opened,
+            connections_open: pool.connections_open,
+        }
+    }
+
+    /// The session counters.
+    pub(crate) fn sessions(&self) -> &SessionCounts {
+        &self.inner.sessions
     }
 
     /// Sets the era of the server at `url` (as written in bindings), skipping the probe.

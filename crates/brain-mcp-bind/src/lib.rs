@@ -27,5 +27,5 @@ mod text;
 
 pub use brain_mcp_proto::client::Era;
 pub use call::{ENVELOPE_ALLOWANCE, McpExecutor};
-pub use client::{CLEANUP_STEP_DEADLINE, McpClient};
+pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use responder::{Refusal, Responder};

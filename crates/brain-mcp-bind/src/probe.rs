@@ -108,6 +108,9 @@ pub(crate) async fn open_session(
         .await
         .map_err(|(e, _)| e)?;
     // From here the server may hold a session: the guard ends it whatever happens next.
+    if session_id.is_some() {
+        client.sessions().opened();
+    }
     let opened = Framing::Handshake {
         session: session_id.clone(),
         version: None,

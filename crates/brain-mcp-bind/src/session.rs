@@ -72,7 +72,7 @@ impl Drop for Session {
                 exchange::post_unanswered(&cleanup_client, &target, cancel).await;
             }
             if let Some(headers) = close {
-                let _ = cleanup_client
+                let answer = cleanup_client
                     .http()
                     .delete(
                         &target.url,
@@ -81,6 +81,10 @@ impl Drop for Session {
                         CLEANUP_STEP_DEADLINE,
                     )
                     .await;
+                let closed = answer.is_ok_and(|status| {
+                    status.is_success() || matches!(status.as_u16(), 404 | 405)
+                });
+                cleanup_client.sessions().ended(closed);
             }
         });
     }

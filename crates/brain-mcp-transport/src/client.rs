@@ -15,7 +15,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
-use crate::load::{self, Counting, Loads};
+use crate::load::{self, Counting, Loads, PoolStats};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
 #[derive(Clone)]
@@ -127,6 +127,11 @@ impl HttpClient {
                 user_agent,
             }),
         })
+    }
+
+    /// How many connections the pool has opened, and how many are open now.
+    pub fn pool_stats(&self) -> PoolStats {
+        self.inner.loads.stats()
     }
 
     /// The configuration this client was built with.

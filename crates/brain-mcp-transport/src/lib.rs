@@ -67,6 +67,7 @@ pub use client::{BuildError, HttpClient};
 pub use config::ClientConfig;
 pub use error::{Delivery, ErrorKind, MESSAGE_LIMIT, TransportError};
 pub use headers::BearerToken;
+pub use load::PoolStats;
 pub use media::ContentType;
 pub use post::{PostReply, PostRequest};
 pub use rpc::{ErrorCode, RequestId};

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -84,14 +85,14 @@ tokio::task_local! {
 /// still waiting then ends unused.
 #[derive(Debug, Default)]
 pub(crate) struct Served {
-    done: std::sync::atomic::AtomicBool,
+    done: AtomicBool,
     notify: Notify,
 }
 
 impl Served {
     /// Marks the request answered and wakes its waiting connect.
     fn finish(&self) {
-        self.done.store(true, std::sync::atomic::Ordering::Release);
+        self.done.store(true, Ordering::Release);
         self.notify.notify_waiters();
     }
 
@@ -100,7 +101,7 @@ impl Served {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.done.load(std::sync::atomic::Ordering::Acquire) {
+            if self.done.load(Ordering::Acquire) {
                 return;
             }
             notified.await;
@@ -130,6 +131,20 @@ type Origins = [HashMap<Box<str>, Origin>; 2];
 #[derive(Debug, Default)]
 pub(crate) struct Loads {
     origins: Mutex<Origins>,
+    /// Connections opened since the client was built.
+    opened: AtomicU64,
+    /// Connections closed since the client was built.
+    closed: AtomicU64,
+}
+
+/// Connection counts of one [`HttpClient`](crate::HttpClient)'s pool, every origin together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolStats {
+    /// Connections opened since the client was built (TCP, with TLS when `https`).
+    pub connections_opened: u64,
+    /// Connections open now, idle or in use.
+    pub connections_open: u64,
 }
 
 fn key(uri: &Uri) -> (bool, &str) {
@@ -138,6 +153,16 @@ fn key(uri: &Uri) -> (bool, &str) {
 }
 
 impl Loads {
+    /// The pool's connection counts now.
+    pub(crate) fn stats(&self) -> PoolStats {
+        let opened = self.opened.load(Ordering::Relaxed);
+        let closed = self.closed.load(Ordering::Relaxed);
+        PoolStats {
+            connections_opened: opened,
+            connections_open: opened.saturating_sub(closed),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Origins> {
         self.origins.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -343,6 +368,7 @@ impl Connecting<'_> {
     /// no other connect sees a moment with one connection too few.
     fn opened(mut self, h2: bool) {
         self.done = true;
+        self.loads.opened.fetch_add(1, Ordering::Relaxed);
         self.loads.update((self.https, self.authority), |o| {
             o.connecting = o.connecting.saturating_sub(1);
             if h2 {
@@ -381,6 +407,7 @@ struct OpenGuard {
 
 impl Drop for OpenGuard {
     fn drop(&mut self) {
+        self.loads.closed.fetch_add(1, Ordering::Relaxed);
         let h2 = self.h2;
         self.loads.update((self.https, &self.authority), |o| {
             if h2 {
