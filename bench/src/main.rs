@@ -8,6 +8,7 @@
 //! - `brain-bench side ...`: one side of one point (see `side.rs`).
 //! - `brain-bench config-load --file F`: loads one host config and reports time and memory.
 //! - `brain-bench config-gen N FILE`: writes the generated config of N bindings (to profile).
+//! - `brain-bench soak [--quick] [--calls N] [--concurrency C]`: the soak (see `soak`).
 
 mod capture;
 mod closed_loop;
@@ -19,6 +20,7 @@ mod pki;
 mod plan;
 mod raw;
 mod side;
+mod soak;
 mod spawn;
 mod sweep;
 mod table;
@@ -33,11 +35,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("side") => side::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
+        Some("soak-side") => soak::side::run(&args[1..]),
         Some("config-load") => configload::run(&args[1..]),
         Some("config-gen") => configload::generate(&args[1..]),
         Some("run") | None => run(args.get(1..).unwrap_or_default()),
         Some(other) => Err(format!(
-            "unknown command {other:?} (run|side|config-load|config-gen)"
+            "unknown command {other:?} (run|side|soak|soak-side|config-load|config-gen)"
         )),
     };
     match result {

@@ -3,6 +3,7 @@
 //! Subcommands:
 //! - `bench`: the concurrency sweep (ours, raw hyper, rmcp) and the single-call benchmark.
 //! - `tidy`: file size, allows with a reason, no unused dependencies.
+//! - `soak`: 10 000 calls at concurrency 64 against faults and peers; fails on leaks.
 //! - `ci`: everything CI checks (format, clippy, rustdoc, architecture, tests, conformance, interop).
 //! - `demo`: discovery and calls against the bundled demo server, in both protocol eras.
 //! - `fuzz`: seeds, builds (nightly) and runs every fuzz target for a while; see `fuzz/README.md`.
@@ -19,6 +20,7 @@ mod demo;
 mod fuzz;
 mod interop;
 mod peers;
+mod soak;
 mod tidy;
 
 use std::path::PathBuf;
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("peers") => peers::run(&args[1..]),
         Some("interop") => interop::run(),
+        Some("soak") => soak::run(&args[1..]),
         Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
@@ -56,11 +59,13 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   bench   concurrency sweep (ours, raw hyper, rmcp; HTTPS; config load), then the single-call
           benchmark [--quick] [--sweep|--call-path] [--only TEXT] [criterion args]...
-  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz type-check, tests, conformance, interop
+  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz type-check, tests, soak --quick, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   tidy    house rules: file size, allows with reasons, no unused dependencies
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
   fuzz    run the fuzz targets (needs a nightly toolchain) for SECONDS each [SECONDS [TARGET]...], default 60 s, all
+  soak    10 000 calls at concurrency 64 (faults, peers, both eras); fails on sessions left
+          open, late calls, fd or RSS growth [--quick] [--calls N] [--concurrency C]
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";
