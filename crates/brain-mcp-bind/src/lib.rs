@@ -21,6 +21,7 @@ mod probe;
 mod redact;
 mod responder;
 mod session;
+mod stdio;
 mod text;
 
 pub use brain_mcp_proto::client::Era;
