@@ -34,3 +34,5 @@ mod server_handshake;
 mod server_http;
 mod server_stateless;
 mod server_stats;
+mod stdio_python;
+mod stdio_support;

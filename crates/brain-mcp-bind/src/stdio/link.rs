@@ -114,11 +114,6 @@ impl Link {
         self.shared.routes().framing = Some(framing);
     }
 
-    /// The child's process id.
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.shared.pid
-    }
-
     /// The child's recent stderr.
     pub(crate) fn stderr(&self) -> StderrTail {
         self.shared.stderr.clone()

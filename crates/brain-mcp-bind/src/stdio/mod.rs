@@ -118,6 +118,7 @@ impl StdioServer {
         pool_size: usize,
         client: McpClient,
         identity: Identity,
+        era: Option<Era>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -126,7 +127,7 @@ impl StdioServer {
                 pool_size,
                 client,
                 identity,
-                era: Mutex::new(None),
+                era: Mutex::new(era),
                 pool: Mutex::new(std::collections::VecDeque::new()),
                 starting: AtomicUsize::new(0),
                 shared: tokio::sync::Mutex::new(None),
