@@ -34,5 +34,6 @@ mod server_handshake;
 mod server_http;
 mod server_stateless;
 mod server_stats;
+mod stdio_peers;
 mod stdio_python;
 mod stdio_support;
