@@ -34,6 +34,7 @@ mod server_handshake;
 mod server_http;
 mod server_stateless;
 mod server_stats;
+mod stdio_faults;
 mod stdio_peers;
 mod stdio_python;
 mod stdio_support;

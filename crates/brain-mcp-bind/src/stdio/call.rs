@@ -41,7 +41,10 @@ pub(crate) async fn execute(
             false,
         ),
         _ => {
-            let ready = server.take(ctx.deadline).await.map_err(before_call)?;
+            let ready = server
+                .take(ctx.deadline, false)
+                .await
+                .map_err(before_call)?;
             (Arc::new(ready.link), ready.framing, true)
         }
     };

@@ -35,8 +35,9 @@ pub(crate) enum LinkError {
     TooLong(usize),
 }
 
-/// Called once when the child's output ends: whether we asked for it (`expected`).
-pub(crate) type OnEnd = Box<dyn FnOnce(bool) + Send>;
+/// Called once when the child's output ends: whether we asked for it (`expected`), and
+/// its stderr.
+pub(crate) type OnEnd = Box<dyn FnOnce(bool, StderrTail) + Send>;
 
 /// A running child.
 #[derive(Debug)]
@@ -218,7 +219,7 @@ async fn read(mut process: StdioProcess, shared: Arc<Shared>, on_end: OnEnd) {
         // Dropping the senders wakes every inbox with the end.
         routes.boxes.clear();
     }
-    on_end(expected);
+    on_end(expected, shared.stderr.clone());
 }
 
 /// Hands one line to the exchange it belongs to.

@@ -70,7 +70,10 @@ struct Inner {
     starting: AtomicUsize,
     shared: tokio::sync::Mutex<Option<Arc<Link>>>,
     health: Mutex<Health>,
+    /// The stderr of the newest child.
     stderr: Mutex<Option<StderrTail>>,
+    /// The stderr of the child that ended last (a crash, or one closed after its call).
+    ended: Mutex<Option<StderrTail>>,
     stopped: CancellationToken,
     tasks: TaskTracker,
 }
@@ -133,6 +136,7 @@ impl StdioServer {
                 shared: tokio::sync::Mutex::new(None),
                 health: Mutex::new(Health::default()),
                 stderr: Mutex::new(None),
+                ended: Mutex::new(None),
                 stopped: CancellationToken::new(),
                 tasks: TaskTracker::new(),
             }),
@@ -153,16 +157,16 @@ impl StdioServer {
         }
     }
 
-    /// The era, the crash count and the recent stderr of the newest child.
+    /// The era, the crash count, and the recent stderr of the child that ended last (or
+    /// of the newest, when none has ended).
     pub(crate) fn status(&self) -> Status {
-        let health = lock(&self.inner.health);
+        let crashes = lock(&self.inner.health).crashes;
+        let ended = lock(&self.inner.ended).clone();
+        let stderr = ended.or_else(|| lock(&self.inner.stderr).clone());
         Status {
             era: *lock(&self.inner.era),
-            crashes: health.crashes,
-            stderr: lock(&self.inner.stderr)
-                .as_ref()
-                .map(StderrTail::text)
-                .unwrap_or_default(),
+            crashes,
+            stderr: stderr.as_ref().map(StderrTail::text).unwrap_or_default(),
         }
     }
 
@@ -188,16 +192,14 @@ impl StdioServer {
     }
 
     /// The era: known, or learned now from a fresh child (which becomes the shared child
-    /// of a 2026-era server).
+    /// of a 2026-era server). The probe waits at most the core's patience.
     pub(crate) async fn era(&self, deadline: Instant) -> Result<Era, StartError> {
         if let Some(era) = *lock(&self.inner.era) {
             return Ok(era);
         }
         let link = self.start(false, deadline).await?;
-        let verdict = exchange::probe(&link, self.inner.client.next_id(), &self.inner.identity);
-        let verdict = tokio::time::timeout_at(deadline, verdict)
-            .await
-            .map_err(|_| StartError::Spawn("the server did not answer in time".into()))?;
+        let verdict =
+            exchange::probe(&link, self.inner.client.next_id(), &self.inner.identity).await;
         let era = match verdict {
             Verdict::Speaks(era) => era,
             Verdict::Refused(why) | Verdict::Transient { why, .. } => {
@@ -251,7 +253,7 @@ impl StdioServer {
                 false,
             ),
             _ => {
-                let ready = self.take(deadline).await.map_err(|e| describe(&e))?;
+                let ready = self.take(deadline, true).await.map_err(|e| describe(&e))?;
                 (Arc::new(ready.link), ready.framing, true)
             }
         };
@@ -305,9 +307,12 @@ impl StdioServer {
             tokio::time::sleep_until(at).await;
         }
         let weak = Arc::downgrade(&self.inner);
-        let on_end = Box::new(move |expected: bool| {
-            if !expected && let Some(inner) = weak.upgrade() {
-                StdioServer { inner }.crashed();
+        let on_end = Box::new(move |expected: bool, stderr: StderrTail| {
+            if let Some(inner) = weak.upgrade() {
+                *lock(&inner.ended) = Some(stderr);
+                if !expected {
+                    StdioServer { inner }.crashed();
+                }
             }
         });
         match Link::spawn(self.inner.config.clone(), exclusive, on_end) {

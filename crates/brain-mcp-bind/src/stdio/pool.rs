@@ -21,8 +21,10 @@ pub(crate) struct Ready {
 
 impl StdioServer {
     /// A ready child for one call: from the pool, or started now when the pool is empty
-    /// (or off). The pool is topped up in the background either way.
-    pub(crate) async fn take(&self, deadline: Instant) -> Result<Ready, StartError> {
+    /// (or off). The pool is topped up in the background either way. With `bounded`,
+    /// a start that passes `deadline` fails; without, the caller's own deadline ends it
+    /// (a call's pipeline reports `timeout`).
+    pub(crate) async fn take(&self, deadline: Instant, bounded: bool) -> Result<Ready, StartError> {
         let found = loop {
             let Some(ready) = lock(&self.inner.pool).pop_front() else {
                 break None;
@@ -34,17 +36,21 @@ impl StdioServer {
         self.refill();
         match found {
             Some(ready) => Ok(ready),
-            None => self.open(deadline).await,
+            None => self.open(deadline, bounded).await,
         }
     }
 
-    /// Starts a child and opens its session, within `deadline`.
-    async fn open(&self, deadline: Instant) -> Result<Ready, StartError> {
+    /// Starts a child and opens its session, within `deadline` when `bounded`.
+    async fn open(&self, deadline: Instant, bounded: bool) -> Result<Ready, StartError> {
         let link = self.start(true, deadline).await?;
         let id = self.inner.client.next_id();
-        let opened =
-            tokio::time::timeout_at(deadline, exchange::open(&link, id, &self.inner.identity));
-        match opened.await {
+        let opening = exchange::open(&link, id, &self.inner.identity);
+        let opened = if bounded {
+            tokio::time::timeout_at(deadline, opening).await
+        } else {
+            Ok(opening.await)
+        };
+        match opened {
             Ok(Ok(framing)) => Ok(Ready { link, framing }),
             Ok(Err(OpenError::Link(e))) => Err(StartError::Handshake(format!(
                 "the server ended during initialize: {}{}",
@@ -76,7 +82,7 @@ impl StdioServer {
             let stopped = inner.stopped.clone();
             inner.tasks.spawn(async move {
                 let opened = tokio::select! {
-                    opened = server.open(Instant::now() + START_TIMEOUT) => Some(opened),
+                    opened = server.open(Instant::now() + START_TIMEOUT, true) => Some(opened),
                     () = stopped.cancelled() => None,
                 };
                 server.inner.starting.fetch_sub(1, Ordering::SeqCst);

@@ -1,0 +1,196 @@
+//! Managed stdio servers that misbehave (`peers/faults/stdio_fault.py`): every call ends
+//! by its outcome or its timeout, memory stays bounded whatever a child writes, and no
+//! child outlives the host.
+
+use std::time::{Duration, Instant};
+
+use brain_mcp_bind::{ManagedServer, ToolCall, ToolHost, ToolSpec};
+use brain_tests::peers::Peer;
+use serde_json::json;
+
+use crate::stdio_support::{TENANT, assert_failure, call, call_as, host, wait_gone};
+
+/// How long any child may take to be gone after its host.
+const GONE_WITHIN: Duration = Duration::from_secs(10);
+
+fn fault(mode: &str, marker: &str) -> ManagedServer {
+    let cmd = Peer::fault_stdio_command(mode, marker);
+    ManagedServer::stdio(mode, &cmd.program)
+        .args(&cmd.args)
+        .tool(ToolSpec::new("work", [TENANT]).max_output_bytes(64 * 1024))
+}
+
+fn marker(test: &str) -> String {
+    format!("brain-fault-{test}-{}", std::process::id())
+}
+
+async fn added(server: ManagedServer) -> ToolHost {
+    let host = host();
+    host.add_server(server)
+        .await
+        .expect("the fault server's tools load");
+    host
+}
+
+/// A call limited to `seconds` by its own deadline.
+fn within(call_id: &str, seconds: u64) -> ToolCall {
+    ToolCall::new(TENANT, "s", call_id, json!({})).with_timeout(Duration::from_secs(seconds))
+}
+
+#[tokio::test]
+async fn a_child_that_dies_mid_call_fails_it_as_connection_lost_and_is_restarted() {
+    let m = marker("exit");
+    let host = added(fault("exit", &m)).await;
+    let out = call(&host, "work", "c-1", json!({})).await;
+    let message = assert_failure(&out.result, "connection_lost", true);
+    assert!(message.contains("exit status: 3"), "{message}");
+    // The next call gets a new child (after the backoff) and meets the same end.
+    let out = call(&host, "work", "c-2", json!({})).await;
+    assert_failure(&out.result, "connection_lost", true);
+    let status = host.server_status("exit").expect("status");
+    assert!(status.crashes >= 2, "{status:?}");
+    assert!(
+        status
+            .stderr
+            .contains("fault: exiting in the middle of a call"),
+        "{status:?}"
+    );
+    drop(host);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+}
+
+#[tokio::test]
+async fn endless_garbage_on_stdout_ends_with_the_call_s_timeout() {
+    let m = marker("garbage");
+    let host = added(fault("garbage", &m)).await;
+    let start = Instant::now();
+    let out = call_as(&host, "work", within("c-1", 2)).await;
+    assert_failure(&out.result, "timeout", true);
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(host.shutdown(Duration::from_secs(10)).await);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+}
+
+/// The peak resident memory of this process, in KiB.
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_100_mb_line_fails_the_call_without_holding_it() {
+    let m = marker("huge");
+    let host = added(fault("huge", &m)).await;
+    let before = peak_kib();
+    let out = call(&host, "work", "c-1", json!({})).await;
+    let message = assert_failure(&out.result, "output_too_large", true);
+    assert!(message.contains("longer than"), "{message}");
+    let grown = peak_kib().saturating_sub(before);
+    assert!(
+        grown < 48 * 1024,
+        "peak memory grew by {grown} KiB for a 100 MB line"
+    );
+    drop(host);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+}
+
+#[tokio::test]
+async fn a_stderr_flood_neither_blocks_the_child_nor_grows_memory() {
+    let m = marker("stderr");
+    let server = fault("stderr", &m).stderr_limit(4096);
+    let host = added(server).await;
+    let out = call(&host, "work", "c-1", json!({})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(out.result["content"][0]["text"], "worked");
+    // The call's child is closed in the background; its stderr is kept once it ends.
+    let mut status = host.server_status("stderr").expect("status");
+    for _ in 0..100 {
+        if status.stderr.contains("fault: the last stderr line") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        status = host.server_status("stderr").expect("status");
+    }
+    assert!(status.stderr.len() <= 4096, "{}", status.stderr.len());
+    assert!(
+        status.stderr.contains("fault: the last stderr line"),
+        "{status:?}"
+    );
+    assert!(host.shutdown(Duration::from_secs(10)).await);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+}
+
+#[tokio::test]
+async fn a_child_that_never_answers_initialize_ends_by_the_timeout_unsent() {
+    let m = marker("silent");
+    let state = std::env::temp_dir().join(format!("{m}.state"));
+    let _ = std::fs::remove_file(&state);
+    // Known era (no probe) and no pool: the discovery's child is the first, and the
+    // call's own child is the next, which never answers.
+    let server = fault("silent-init", &m)
+        .env("FAULT_STATE", &state)
+        .era(brain_mcp_bind::Era::Handshake)
+        .pool_size(0);
+    let host = added(server).await;
+    let start = Instant::now();
+    let out = call_as(&host, "work", within("c-1", 2)).await;
+    // The call never reached the tool: nothing was sent, so the outcome is known.
+    assert_failure(&out.result, "timeout", false);
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(host);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+    let _ = std::fs::remove_file(&state);
+}
+
+#[tokio::test]
+async fn a_call_that_hangs_ends_by_its_timeout_or_its_cancel() {
+    let m = marker("hang");
+    let host = added(fault("hang", &m).pool_size(0)).await;
+    let out = call_as(&host, "work", within("c-1", 1)).await;
+    assert_failure(&out.result, "timeout", true);
+
+    // Dropping the handle cancels the call; its child is closed in the background.
+    let handle = host.call("work", ToolCall::new(TENANT, "s", "c-2", json!({})));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let token = handle.cancel_token();
+    drop(handle);
+    assert!(token.is_cancelled());
+    assert!(host.shutdown(Duration::from_secs(10)).await);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+}
