@@ -21,6 +21,7 @@ mod discover_failures;
 mod discover_peers;
 mod discover_sessions;
 mod discover_support;
+mod host_examples;
 mod host_facade;
 mod hostile_data;
 mod hostile_discovery;
