@@ -156,10 +156,10 @@ impl Link {
     pub(crate) async fn shutdown(mut self, grace: Duration) {
         self.shared.closing.store(true, Ordering::SeqCst);
         drop(self.shared.sender.lock().await.take());
-        if let Some(mut reader) = self.reader.take() {
-            if tokio::time::timeout(grace, &mut reader).await.is_err() {
-                reader.abort();
-            }
+        if let Some(mut reader) = self.reader.take()
+            && tokio::time::timeout(grace, &mut reader).await.is_err()
+        {
+            reader.abort();
         }
     }
 }

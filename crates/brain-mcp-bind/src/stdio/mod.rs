@@ -311,7 +311,7 @@ impl StdioServer {
             if let Some(inner) = weak.upgrade() {
                 *lock(&inner.ended) = Some(stderr);
                 if !expected {
-                    StdioServer { inner }.crashed();
+                    Self { inner }.crashed();
                 }
             }
         });
