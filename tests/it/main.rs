@@ -37,6 +37,7 @@ mod server_http;
 mod server_stateless;
 mod server_stats;
 mod stdio_faults;
+mod stdio_latency;
 mod stdio_peers;
 mod stdio_python;
 mod stdio_support;
