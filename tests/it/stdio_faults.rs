@@ -194,3 +194,78 @@ async fn a_call_that_hangs_ends_by_its_timeout_or_its_cancel() {
         "children left"
     );
 }
+
+#[tokio::test]
+async fn children_still_starting_end_with_a_failed_add_and_with_the_host() {
+    let m = marker("never");
+    let state = std::env::temp_dir().join(format!("{m}.state"));
+    std::fs::write(&state, b"").expect("the state file");
+    // Every child is silent: the add fails by its deadline while the pool keeps starting.
+    let server = fault("silent-init", &m)
+        .env("FAULT_STATE", &state)
+        .era(brain_mcp_bind::Era::Handshake)
+        .discovery_timeout(Duration::from_secs(2));
+    let host = host();
+    let err = host
+        .add_server(server)
+        .await
+        .expect_err("nothing answers initialize");
+    assert!(err.to_string().contains("initialize"), "{err}");
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+
+    // A shared 2026 child killed from outside is restarted, and calls go on.
+    let py = Peer::python_stdio_command().expect("the Python SDK peer");
+    let m = marker("restart");
+    let server = ManagedServer::stdio("restart", &py.program)
+        .args(&py.args)
+        .arg_marker(&m)
+        .tool(ToolSpec::new("echo", [TENANT]));
+    host.add_server(server).await.expect("loads");
+    let out = call(&host, "echo", "c-1", json!({"text": "one"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    let pids = crate::stdio_support::alive_with(&m);
+    assert_eq!(pids.len(), 1, "one shared child: {pids:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pids[0].to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let mut restarted = None;
+    for _ in 0..200 {
+        let now = crate::stdio_support::alive_with(&m);
+        if now.len() == 1 && now[0] != pids[0] {
+            restarted = Some(now[0]);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        restarted.is_some(),
+        "the shared child was restarted in the background"
+    );
+    let out = call(&host, "echo", "c-2", json!({"text": "two"})).await;
+    assert_eq!(out.result["content"][0]["text"], "two", "{}", out.result);
+    assert_eq!(host.server_status("restart").expect("status").crashes, 1);
+    drop(host);
+    assert_eq!(
+        wait_gone(&m, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "children left"
+    );
+    let _ = std::fs::remove_file(&state);
+}
+
+/// Puts a marker on a managed command's line, for finding its processes.
+trait ArgMarker {
+    fn arg_marker(self, marker: &str) -> Self;
+}
+
+impl ArgMarker for ManagedServer {
+    fn arg_marker(self, marker: &str) -> Self {
+        self.args([format!("--marker={marker}")])
+    }
+}

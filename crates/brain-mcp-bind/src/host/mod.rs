@@ -144,6 +144,15 @@ struct Inner {
     progress_buffer: usize,
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Background starts hold their server; stop them, so every child ends now.
+        for server in lock(&self.servers).iter() {
+            server.abandon();
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Routes {
     order: Vec<String>,
@@ -233,6 +242,7 @@ impl ToolHost {
     /// unless every named tool loads; the tools never change after this.
     pub async fn add_server(&self, server: ManagedServer) -> Result<Vec<String>, HostError> {
         let deadline = Instant::now() + server.discovery_timeout;
+        let mut started = None;
         let selected = match &server.kind {
             Kind::Http { url, token } => {
                 let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
@@ -261,14 +271,22 @@ impl ToolHost {
                     self.inner.executor.identity().clone(),
                     server.era,
                 );
-                let (era, tools) = stdio
-                    .list(deadline)
-                    .await
-                    .map_err(|m| HostError::Server(format!("server {:?}: {m}", server.name)))?;
-                let target = stdio.target();
-                let selected =
-                    select::select(&server.name, era, &tools, &server.tools, None, &target)?;
-                lock(&self.inner.servers).push(stdio.clone());
+                let listed = stdio.list(deadline).await;
+                let selected = listed
+                    .map_err(|m| HostError::Server(format!("server {:?}: {m}", server.name)))
+                    .and_then(|(era, tools)| {
+                        let target = stdio.target();
+                        select::select(&server.name, era, &tools, &server.tools, None, &target)
+                    });
+                let selected = match selected {
+                    Ok(selected) => selected,
+                    Err(e) => {
+                        // Its background starts must not outlive a server never added.
+                        stdio.abandon();
+                        return Err(e);
+                    }
+                };
+                started = Some(stdio.clone());
                 selected
                     .into_iter()
                     .map(|s| {
@@ -290,10 +308,16 @@ impl ToolHost {
             .iter()
             .find(|(b, _)| routes.by_name.contains_key(b.name()))
         {
+            if let Some(stdio) = started {
+                stdio.abandon();
+            }
             return Err(HostError::Invalid(format!(
                 "a tool named {:?} is already served",
                 taken.name()
             )));
+        }
+        if let Some(stdio) = started {
+            lock(&self.inner.servers).push(stdio);
         }
         let names = selected.iter().map(|(b, _)| b.name().to_owned()).collect();
         for (binding, via) in selected {

@@ -170,6 +170,13 @@ impl StdioServer {
         }
     }
 
+    /// Stops starting children at once and drops the ones kept ready (they are killed),
+    /// without waiting: for a server whose host is gone, or that was never added.
+    pub(crate) fn abandon(&self) {
+        self.inner.stopped.cancel();
+        lock(&self.inner.pool).clear();
+    }
+
     /// Stops starting children, ends the ones kept ready, and waits (at most until
     /// `deadline`) for background work. Children still serving calls end with them.
     pub(crate) async fn stop(&self, deadline: Instant) -> bool {
