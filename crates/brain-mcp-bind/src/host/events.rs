@@ -133,3 +133,70 @@ fn lost(call_id: &str) -> ToolResultEvent {
         true,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(n: u64) -> ProgressEvent {
+        serde_json::from_value(serde_json::json!({"call_id": "c", "progress": n}))
+            .expect("an event")
+    }
+
+    #[test]
+    fn a_full_channel_drops_and_counts_instead_of_blocking() {
+        let (sink, mut rx) = ChannelSink::new(2);
+        for n in 1..=5 {
+            sink.progress(event(n));
+        }
+        assert_eq!(sink.dropped(), 3);
+        assert_eq!(
+            rx.try_recv()
+                .map(|e| e.progress.to_string())
+                .ok()
+                .as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            rx.try_recv()
+                .map(|e| e.progress.to_string())
+                .ok()
+                .as_deref(),
+            Some("2")
+        );
+        assert!(rx.try_recv().is_err(), "the rest were dropped");
+        // Room again: delivered.
+        sink.progress(event(6));
+        assert_eq!(
+            rx.try_recv()
+                .map(|e| e.progress.to_string())
+                .ok()
+                .as_deref(),
+            Some("6")
+        );
+        // A consumer that is gone counts as behind.
+        drop(rx);
+        sink.progress(event(7));
+        assert_eq!(sink.dropped(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_handle_yields_progress_then_the_result_and_cancels_when_dropped() {
+        let (sink, progress) = ChannelSink::new(8);
+        let (tx, rx) = oneshot::channel();
+        let cancel = CancellationToken::new();
+        let mut handle = CallHandle::new("c".into(), &sink, progress, rx, cancel.clone());
+        sink.progress(event(1));
+        drop(sink);
+        let _ = tx.send(ToolResultEvent::success("c", Vec::new(), None));
+        assert!(matches!(handle.next().await, Some(ToolEvent::Progress(_))));
+        assert!(matches!(handle.next().await, Some(ToolEvent::Result(_))));
+        assert!(handle.next().await.is_none());
+        assert!(!cancel.is_cancelled());
+        drop(handle);
+        assert!(
+            cancel.is_cancelled(),
+            "dropping the handle cancels the call"
+        );
+    }
+}

@@ -51,6 +51,7 @@ mod managed;
 mod select;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -141,7 +142,7 @@ struct Inner {
     executor: McpExecutor,
     routes: RwLock<Routes>,
     servers: Mutex<Vec<StdioServer>>,
-    progress_buffer: usize,
+    progress_buffer: AtomicUsize,
 }
 
 impl Drop for Inner {
@@ -212,24 +213,20 @@ impl ToolHost {
                 executor,
                 routes: RwLock::new(routes),
                 servers: Mutex::new(Vec::new()),
-                progress_buffer: DEFAULT_PROGRESS_BUFFER,
+                progress_buffer: AtomicUsize::new(DEFAULT_PROGRESS_BUFFER),
             }),
         }
     }
 
-    /// The same host with room for `events` unread progress events per call (default
-    /// [`DEFAULT_PROGRESS_BUFFER`]); past that, a slow consumer misses events, counted.
+    /// The same host (and its clones) with room for `events` unread progress events per
+    /// call started from now on (default [`DEFAULT_PROGRESS_BUFFER`]); past that, a slow
+    /// consumer misses events, counted by [`CallHandle::dropped_progress`].
     #[must_use]
     pub fn progress_buffer(self, events: usize) -> Self {
-        match Arc::try_unwrap(self.inner) {
-            Ok(mut inner) => {
-                inner.progress_buffer = events.max(1);
-                Self {
-                    inner: Arc::new(inner),
-                }
-            }
-            Err(inner) => Self { inner },
-        }
+        self.inner
+            .progress_buffer
+            .store(events.max(1), Ordering::Relaxed);
+        self
     }
 
     /// The shared MCP client (to set a server's era, or flush it yourself).
@@ -377,7 +374,7 @@ impl ToolHost {
             .by_name
             .get(name)
             .cloned();
-        let (sink, progress) = ChannelSink::new(self.inner.progress_buffer);
+        let (sink, progress) = ChannelSink::new(self.inner.progress_buffer.load(Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         let handle = CallHandle::new(call.call_id.clone(), &sink, progress, rx, cancel.clone());
         let inner = self.inner.clone();
