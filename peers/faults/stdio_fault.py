@@ -9,7 +9,7 @@ It speaks the handshake era with one tool, `work`, and misbehaves in `tools/call
     garbage      writes non-JSON lines to stdout without end
     huge         writes one 100 MB line to stdout, then answers
     stderr       writes 20 MB to stderr, then answers
-    hang         never answers
+    hang         never answers (and logs each message's method to stderr)
     silent-init  only the first process (FAULT_STATE names a file that marks it)
                  answers initialize; every later one reads and never answers
     ok           answers (`work` returns "worked")
@@ -88,6 +88,9 @@ for raw in sys.stdin:
         continue
     method = msg.get("method")
     request_id = msg.get("id")
+    if MODE == "hang":
+        sys.stderr.write("fault: got %s\n" % method)
+        sys.stderr.flush()
     if method == "initialize":
         if MODE == "silent-init" and not FIRST:
             continue

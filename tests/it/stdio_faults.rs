@@ -187,6 +187,20 @@ async fn a_call_that_hangs_ends_by_its_timeout_or_its_cancel() {
     let token = handle.cancel_token();
     drop(handle);
     assert!(token.is_cancelled());
+    // The child was told (notifications/cancelled for the call's request) before it
+    // was closed; its stderr says what it got.
+    let mut stderr = String::new();
+    for _ in 0..100 {
+        stderr = host.server_status("hang").expect("status").stderr;
+        if stderr.contains("got notifications/cancelled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        stderr.contains("fault: got tools/call\nfault: got notifications/cancelled"),
+        "{stderr}"
+    );
     assert!(host.shutdown(Duration::from_secs(10)).await);
     assert_eq!(
         wait_gone(&m, GONE_WITHIN).await,
