@@ -115,6 +115,12 @@ impl Link {
         self.shared.routes().framing = Some(framing);
     }
 
+    /// Whether the child ending now would be expected (no crash): while it is probed,
+    /// a child may quit on purpose.
+    pub(crate) fn expect_end(&self, expected: bool) {
+        self.shared.closing.store(expected, Ordering::SeqCst);
+    }
+
     /// The child's recent stderr.
     pub(crate) fn stderr(&self) -> StderrTail {
         self.shared.stderr.clone()

@@ -205,6 +205,8 @@ impl StdioServer {
             return Ok(era);
         }
         let link = self.start(false, deadline).await?;
+        // A handshake-era child may quit on the probe: that is an answer, not a crash.
+        link.expect_end(true);
         let verdict =
             exchange::probe(&link, self.inner.client.next_id(), &self.inner.identity).await;
         let era = match verdict {
@@ -217,6 +219,7 @@ impl StdioServer {
         *lock(&self.inner.era) = Some(era);
         match era {
             Era::Stateless(v) => {
+                link.expect_end(false);
                 link.share(Framing::Stateless(v));
                 *self.inner.shared.lock().await = Some(Arc::new(link));
             }
@@ -347,16 +350,27 @@ impl StdioServer {
             Some(Era::Stateless(v)) => {
                 let server = self.clone();
                 self.inner.tasks.spawn(async move {
-                    let deadline = Instant::now() + START_TIMEOUT;
                     let stopped = server.inner.stopped.clone();
+                    let restart = async {
+                        server.backoff().await;
+                        let _ = server.shared(v, Instant::now() + START_TIMEOUT).await;
+                    };
                     tokio::select! {
-                        _ = server.shared(v, deadline) => {}
+                        () = restart => {}
                         () = stopped.cancelled() => {}
                     }
                 });
             }
             Some(Era::Handshake) => self.refill(),
             _ => {}
+        }
+    }
+
+    /// Waits until a child may start again after crashes.
+    async fn backoff(&self) {
+        let next = lock(&self.inner.health).next_start;
+        if let Some(at) = next {
+            tokio::time::sleep_until(at).await;
         }
     }
 

@@ -57,11 +57,19 @@ impl StdioServer {
                 link_text(&e),
                 self.stderr_hint()
             ))),
-            Ok(Err(OpenError::Handshake(m))) => Err(StartError::Handshake(m)),
-            Err(_) => Err(StartError::Handshake(format!(
-                "the server did not answer initialize in time{}",
-                self.stderr_hint()
-            ))),
+            // The child is dropped (killed) with these: count them here, since its end
+            // is ours, not a crash the reader would report.
+            Ok(Err(OpenError::Handshake(m))) => {
+                self.failed();
+                Err(StartError::Handshake(m))
+            }
+            Err(_) => {
+                self.failed();
+                Err(StartError::Handshake(format!(
+                    "the server did not answer initialize in time{}",
+                    self.stderr_hint()
+                )))
+            }
         }
     }
 
@@ -81,8 +89,13 @@ impl StdioServer {
             let server = self.clone();
             let stopped = inner.stopped.clone();
             inner.tasks.spawn(async move {
+                let open = async {
+                    // After crashes, wait the backoff here rather than fail the start.
+                    server.backoff().await;
+                    server.open(Instant::now() + START_TIMEOUT, true).await
+                };
                 let opened = tokio::select! {
-                    opened = server.open(Instant::now() + START_TIMEOUT, true) => Some(opened),
+                    opened = open => Some(opened),
                     () = stopped.cancelled() => None,
                 };
                 server.inner.starting.fetch_sub(1, Ordering::SeqCst);
@@ -91,11 +104,7 @@ impl StdioServer {
                         lock(&server.inner.pool).push_back(ready);
                     }
                     Some(Ok(ready)) => ready.link.shutdown(super::CLOSE_GRACE).await,
-                    Some(Err(StartError::Handshake(_))) => {
-                        // The child started but its session did not open: a crash too.
-                        server.failed();
-                        server.refill();
-                    }
+                    // Counted where it failed; the next attempt waits the backoff.
                     Some(Err(_)) => server.refill(),
                     None => {}
                 }
