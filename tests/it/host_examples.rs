@@ -151,3 +151,47 @@ async fn embed_shows_a_tenant_its_tools_and_runs_a_call() {
     assert_eq!(events[1]["content"][0]["text"], "hi");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The peak resident memory of process `pid` in KiB (`VmHWM`), while it runs.
+fn peak_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+#[tokio::test]
+async fn a_100_mb_line_from_a_child_costs_the_host_a_bounded_amount_of_memory() {
+    let fault = Peer::fault_stdio_command("huge", "brain-example-huge");
+    let mut child = Command::new(examples().join("managed_stdio"))
+        .args(["-tenant", "t", "-tool", "work", "--"])
+        .arg(&fault.program)
+        .args(&fault.args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("runs");
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(kib) = peak_kib(pid) {
+            peak = peak.max(kib);
+        }
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(status.code(), Some(1));
+    let events = lines(&out);
+    assert_eq!(events[0]["error"]["kind"], "output_too_large", "{events:?}");
+    // The line limit is 8 MiB (the largest of the tool's read budget and a tool list's);
+    // the whole program stays far below the 100 MB the child wrote.
+    assert!(peak > 0, "the program's memory was read");
+    assert!(
+        peak < 48 * 1024,
+        "peak resident memory {peak} KiB for a 100 MB line"
+    );
+}

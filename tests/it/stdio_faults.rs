@@ -83,29 +83,15 @@ async fn endless_garbage_on_stdout_ends_with_the_call_s_timeout() {
     );
 }
 
-/// The peak resident memory of this process, in KiB.
-fn peak_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn a_100_mb_line_fails_the_call_without_holding_it() {
     let m = marker("huge");
     let host = added(fault("huge", &m)).await;
-    let before = peak_kib();
+    // (How much memory that takes is measured in a process of its own, where other tests
+    // cannot add to it: host_examples.rs.)
     let out = call(&host, "work", "c-1", json!({})).await;
     let message = assert_failure(&out.result, "output_too_large", true);
     assert!(message.contains("longer than"), "{message}");
-    let grown = peak_kib().saturating_sub(before);
-    assert!(
-        grown < 48 * 1024,
-        "peak memory grew by {grown} KiB for a 100 MB line"
-    );
     drop(host);
     assert_eq!(
         wait_gone(&m, GONE_WITHIN).await,
