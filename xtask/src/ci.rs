@@ -43,6 +43,20 @@ pub(crate) fn run() -> Result<(), String> {
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
     }
+    // The examples are programs the end-to-end tests run; build them first so the
+    // tests find them ready.
+    cmd::run(
+        &cargo,
+        &[
+            "build",
+            "--locked",
+            "-q",
+            "-p",
+            "brain-mcp-bind",
+            "--examples",
+        ],
+        &[],
+    )?;
     cmd::run(
         &cargo,
         &[

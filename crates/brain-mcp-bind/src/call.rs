@@ -18,6 +18,17 @@ use crate::responder::{Refusal, Responder};
 use crate::{convert, failure, probe, redact};
 use brain_mcp_proto::client::Era;
 
+/// What a call's driver does once the core's actions for a message are handled.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// Read the next message.
+    Read,
+    /// Send this `tools/call` (an `input_required` round under a new id) and read its reply.
+    Resend(Outgoing),
+    /// The call is over: the raw result, or why there is none.
+    Done(Result<Box<RawValue>, CallError>),
+}
+
 /// Extra room in a call's read budget over twice `max_output_bytes`, for the JSON-RPC
 /// envelope; the exact limit is applied to the converted output. Messages before the
 /// result (progress) spend none of it: the transport caps them one by one.
@@ -71,6 +82,11 @@ impl McpExecutor {
     /// The shared client (for [`McpClient::flush`] before exit).
     pub fn client(&self) -> &McpClient {
         &self.client
+    }
+
+    /// Who the calls say they are: `clientInfo` and the declared capabilities.
+    pub(crate) fn identity(&self) -> &Identity {
+        &self.identity
     }
 }
 
@@ -189,43 +205,67 @@ impl McpExecutor {
                 } else {
                     call.handle_message(&inbound.text);
                 }
-                while let Some(action) = call.poll() {
-                    match action {
-                        Action::Send(answer) => {
-                            exchange::post_unanswered(&self.client, target, answer).await;
-                        }
-                        Action::Progress(p) => {
-                            let message =
-                                p.message.map(|m| failure::safe(target, &m, FRAGMENT_LIMIT));
-                            ctx.progress.report(p.progress, p.total, message);
-                        }
-                        Action::Ask { id, method, params } => {
-                            let answer = self.ask(&method, params.as_deref()).await;
-                            let reply = call.answer(&id, answer);
-                            exchange::post_unanswered(&self.client, target, reply).await;
-                        }
-                        Action::InputRequired { requests, state } => {
-                            let mut answers = Map::new();
-                            for asked in requests {
-                                let answer = self.ask(&asked.method, asked.params.as_deref()).await;
-                                answers.insert(asked.key, answer_value(answer));
-                            }
-                            drop(stream);
-                            out = call.retry(
-                                self.client.next_id(),
-                                request,
-                                &self.identity,
-                                &answers,
-                                state.as_deref(),
-                            );
-                            break 'reply;
-                        }
-                        Action::Finished(outcome) => return self.finished(target, outcome),
-                        _ => {}
+                let send = |answer| exchange::post_unanswered(&self.client, target, answer);
+                match self.act(call, request, ctx, target, send).await {
+                    Next::Read => {}
+                    Next::Resend(next) => {
+                        drop(stream);
+                        out = next;
+                        break 'reply;
                     }
+                    Next::Done(outcome) => return self.finished(target, outcome),
                 }
             }
         }
+    }
+
+    /// Does what the core asks after one message of the call's reply, in order: answers
+    /// and refusals go out through `send` (best effort), progress goes to the caller (its
+    /// message made safe for `target`), requests for user input go to the responder.
+    /// Shared by every driver of a call (HTTP here, stdio in [`crate::stdio`]).
+    pub(crate) async fn act<F, S>(
+        &self,
+        call: &mut Call,
+        request: &CallRequest<'_>,
+        ctx: &ExecContext<'_>,
+        target: &Target,
+        mut send: S,
+    ) -> Next
+    where
+        S: FnMut(Outgoing) -> F,
+        F: Future<Output = ()>,
+    {
+        while let Some(action) = call.poll() {
+            match action {
+                Action::Send(answer) => send(answer).await,
+                Action::Progress(p) => {
+                    let message = p.message.map(|m| failure::safe(target, &m, FRAGMENT_LIMIT));
+                    ctx.progress.report(p.progress, p.total, message);
+                }
+                Action::Ask { id, method, params } => {
+                    let answer = self.ask(&method, params.as_deref()).await;
+                    let reply = call.answer(&id, answer);
+                    send(reply).await;
+                }
+                Action::InputRequired { requests, state } => {
+                    let mut answers = Map::new();
+                    for asked in requests {
+                        let answer = self.ask(&asked.method, asked.params.as_deref()).await;
+                        answers.insert(asked.key, answer_value(answer));
+                    }
+                    return Next::Resend(call.retry(
+                        self.client.next_id(),
+                        request,
+                        &self.identity,
+                        &answers,
+                        state.as_deref(),
+                    ));
+                }
+                Action::Finished(outcome) => return Next::Done(outcome),
+                _ => {}
+            }
+        }
+        Next::Read
     }
 
     /// The responder's answer, or a refusal when there is none.
@@ -289,7 +329,7 @@ fn answer_value(answer: Result<Value, Refusal>) -> Value {
 }
 
 /// `_meta["brain.dev/scope"]`: which tenant, session and call this is.
-fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
+pub(crate) fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(
         brain_mcp_proto::meta::BRAIN_SCOPE.to_owned(),
@@ -305,7 +345,7 @@ fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
 /// Bytes a call may read: room for the result twice (a server sends structured content
 /// and, as MCP asks, its JSON again as text; `max_output_bytes` counts it once) plus the
 /// JSON-RPC envelope.
-fn read_budget(max_output_bytes: usize) -> usize {
+pub(crate) fn read_budget(max_output_bytes: usize) -> usize {
     max_output_bytes
         .saturating_mul(2)
         .saturating_add(ENVELOPE_ALLOWANCE)
@@ -313,4 +353,5 @@ fn read_budget(max_output_bytes: usize) -> usize {
 
 /// Arguments of a call whose `arguments` are not an object (the input schema requires an
 /// object, so this is only reached by executors run outside the pipeline).
-static NO_ARGUMENTS: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+pub(crate) static NO_ARGUMENTS: std::sync::LazyLock<Map<String, Value>> =
+    std::sync::LazyLock::new(Map::new);

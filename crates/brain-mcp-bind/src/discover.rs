@@ -19,6 +19,8 @@ use crate::{failure, probe};
 mod output;
 mod pages;
 mod select;
+
+pub(crate) use select::model_name;
 #[cfg(test)]
 mod tests;
 
@@ -249,12 +251,21 @@ pub async fn list(
     deadline: Duration,
 ) -> Result<Listed, DiscoverError> {
     let (target, _token) = target(url, token_env)?;
+    list_target(client, &target, deadline).await
+}
+
+/// [`list`] for a target already built (the token given in code, as a managed server's).
+pub(crate) async fn list_target(
+    client: &McpClient,
+    target: &Target,
+    deadline: Duration,
+) -> Result<Listed, DiscoverError> {
     let until = Instant::now() + deadline;
-    let (era, collected) = collect(client, &target, pages::Wanted::All, until, deadline).await?;
+    let (era, collected) = collect(client, target, pages::Wanted::All, until, deadline).await?;
     let warnings = collected
         .warnings()
         .iter()
-        .map(|w| failure::safe(&target, w, MESSAGE_LIMIT))
+        .map(|w| failure::safe(target, w, MESSAGE_LIMIT))
         .collect();
     Ok(Listed {
         tools: collected.found.into_iter().flatten().collect(),

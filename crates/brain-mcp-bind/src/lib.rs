@@ -7,6 +7,11 @@
 //! - [`McpClient`] is the state they share: the connection pool, each server's era, and
 //!   the background tasks that close sessions.
 //!
+//! - [`ToolHost`] is the facade a Rust service embeds: the tools a tenant may use, for
+//!   the model, and calls with live progress, cancellation and clean shutdown, over HTTP
+//!   servers and managed stdio servers alike ([`host`]). See `examples/embed.rs` and
+//!   `examples/managed_stdio.rs`.
+//!
 //! The binaries `mcp-call` and `mcp-tools` are thin wrappers over [`cmd`].
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
@@ -19,13 +24,25 @@ mod exchange;
 mod failure;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod host;
 mod probe;
 mod redact;
 mod responder;
 mod session;
+mod stdio;
 mod text;
 
 pub use brain_mcp_proto::client::Era;
 pub use call::{ENVELOPE_ALLOWANCE, McpExecutor};
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
+pub use host::{CallHandle, ManagedServer, ToolHost, ToolSpec};
 pub use responder::{Refusal, Responder};
+
+// What a caller of the facade needs, from the crates below, so one dependency does.
+pub use brain_mcp_proto::version::ProtocolVersion;
+pub use brain_mcp_transport::ClientConfig;
+pub use brain_tools_core::{
+    ContentBlock, ErrorKind, HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent,
+    ToolResultEvent,
+};
+pub use tokio_util::sync::CancellationToken;

@@ -274,6 +274,20 @@ impl StdioProcess {
         }
     }
 
+    /// Takes the writing side out, for a driver that writes from one task and reads from
+    /// another: afterwards [`send`](Self::send) fails with [`StdioError::Closed`] and
+    /// dropping the [`StdioSender`] closes the child's stdin. `None` when already taken
+    /// (or closed).
+    pub fn take_sender(&mut self) -> Option<StdioSender> {
+        self.stdin.take().map(|stdin| StdioSender { stdin })
+    }
+
+    /// A handle on the stderr ring buffer that stays readable from other tasks, and
+    /// after the process is gone.
+    pub fn stderr_handle(&self) -> StderrTail {
+        StderrTail(self.stderr.clone())
+    }
+
     /// How many stdout lines were skipped as not JSON-RPC.
     pub fn skipped_lines(&self) -> u64 {
         self.skipped
@@ -309,6 +323,38 @@ impl Drop for StdioProcess {
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }
+    }
+}
+
+/// The writing side of a [`StdioProcess`] (see [`StdioProcess::take_sender`]).
+#[derive(Debug)]
+pub struct StdioSender {
+    stdin: ChildStdin,
+}
+
+impl StdioSender {
+    /// Writes one message followed by a newline, as [`StdioProcess::send`] does.
+    pub async fn send(&mut self, message: &[u8]) -> Result<(), StdioError> {
+        if message.contains(&b'\n') || message.contains(&b'\r') {
+            return Err(StdioError::MessageHasNewline);
+        }
+        self.stdin
+            .write_all(message)
+            .await
+            .map_err(StdioError::Io)?;
+        self.stdin.write_all(b"\n").await.map_err(StdioError::Io)?;
+        self.stdin.flush().await.map_err(StdioError::Io)
+    }
+}
+
+/// A shared view of a child's recent stderr (see [`StdioProcess::stderr_handle`]).
+#[derive(Clone, Debug)]
+pub struct StderrTail(Arc<Mutex<Ring>>);
+
+impl StderrTail {
+    /// The most recent stderr output (lossy UTF-8), at most the configured size.
+    pub fn text(&self) -> String {
+        self.0.lock().map(|r| r.text()).unwrap_or_default()
     }
 }
 

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -25,6 +26,9 @@ pub struct ToolCall {
     pub call_id: String,
     /// The arguments; checked against the binding's `input_schema`.
     pub arguments: Value,
+    /// A limit on this call shorter than the binding's `timeout_seconds` (a caller's own
+    /// deadline). The pipeline uses the smaller of the two; a longer one changes nothing.
+    pub timeout: Option<Duration>,
 }
 
 impl ToolCall {
@@ -40,7 +44,22 @@ impl ToolCall {
             session_id: session_id.into(),
             call_id: call_id.into(),
             arguments,
+            timeout: None,
         }
+    }
+
+    /// The same call limited to `timeout`, when that is shorter than the binding's.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// How long this call of `binding` may take: the binding's `timeout_seconds`, or the
+    /// call's own limit when it is shorter.
+    pub fn limit(&self, binding: &Binding) -> Duration {
+        self.timeout
+            .map_or(binding.timeout(), |own| own.min(binding.timeout()))
     }
 }
 
@@ -164,7 +183,7 @@ pub struct ExecContext<'a> {
     pub cancel: CancellationToken,
     /// Mark it right before sending the tool invocation.
     pub sent: &'a SendMarker,
-    /// When the call's `timeout_seconds` runs out. The pipeline drops the executor then;
+    /// When the call's limit runs out (`timeout_seconds`, or the call's own shorter one). The pipeline drops the executor then;
     /// an executor that waits (a retry, a backoff) should not start a wait that ends later.
     pub deadline: tokio::time::Instant,
 }

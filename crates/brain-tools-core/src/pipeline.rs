@@ -41,7 +41,8 @@ pub async fn run_call_with(
     cancel: &CancellationToken,
     token_lookup: &(dyn Fn(&str) -> Result<Secret, SecretError> + Sync),
 ) -> ToolResultEvent {
-    let deadline = tokio::time::Instant::now() + binding.timeout();
+    let limit = call.limit(binding);
+    let deadline = tokio::time::Instant::now() + limit;
     let refuse =
         |kind, message: String| ToolResultEvent::failure(&call.call_id, kind, message, false);
 
@@ -67,7 +68,7 @@ pub async fn run_call_with(
                 ),
             );
         }
-        Err(stop) => return stopped(binding, &call.call_id, stop, false),
+        Err(stop) => return stopped(binding, &call.call_id, stop, false, limit),
     }
     let token = match binding.token_env().map(token_lookup).transpose() {
         Ok(token) => token,
@@ -105,11 +106,11 @@ pub async fn run_call_with(
         Ok(result) => result,
         Err(stop) => {
             exec_cancel.cancel();
-            return stopped(binding, &call.call_id, stop, sent.was_sent());
+            return stopped(binding, &call.call_id, stop, sent.was_sent(), limit);
         }
     };
     match result {
-        Ok(output) => finish(binding, &call.call_id, output, deadline, cancel).await,
+        Ok(output) => finish(binding, &call.call_id, output, (deadline, limit), cancel).await,
         Err(failure) => ToolResultEvent::failure(
             &call.call_id,
             failure.kind,
@@ -121,9 +122,23 @@ pub async fn run_call_with(
 
 /// The result of a call stopped by its deadline or its caller; `unknown_outcome` says
 /// whether the tool may have been invoked.
-fn stopped(binding: &Binding, call_id: &str, stop: Stop, unknown_outcome: bool) -> ToolResultEvent {
+fn stopped(
+    binding: &Binding,
+    call_id: &str,
+    stop: Stop,
+    unknown_outcome: bool,
+    limit: std::time::Duration,
+) -> ToolResultEvent {
     let (kind, message) = match stop {
         Stop::Cancelled => (ErrorKind::Cancelled, "the call was cancelled".to_owned()),
+        Stop::Timeout if limit < binding.timeout() => (
+            ErrorKind::Timeout,
+            format!(
+                "tool \"{}\" did not finish within the call's own limit of {} s",
+                binding.name(),
+                limit.as_secs_f64()
+            ),
+        ),
         Stop::Timeout => (
             ErrorKind::Timeout,
             format!(
@@ -143,7 +158,7 @@ async fn finish(
     binding: &Binding,
     call_id: &str,
     mut output: ToolOutput,
-    deadline: tokio::time::Instant,
+    (deadline, time_limit): (tokio::time::Instant, std::time::Duration),
     cancel: &CancellationToken,
 ) -> ToolResultEvent {
     let limit = binding.max_output_bytes();
@@ -171,7 +186,7 @@ async fn finish(
                         output.structured_content = Some(structured);
                         verdict.err().map(|violations| violations.to_string())
                     }
-                    Err(stop) => return stopped(binding, call_id, stop, true),
+                    Err(stop) => return stopped(binding, call_id, stop, true, time_limit),
                 }
             }
         };

@@ -1,5 +1,6 @@
 //! A real rmcp server for the project's tests: `rmcp-peer-server PORT` serves
-//! streamable HTTP on `http://127.0.0.1:PORT/mcp` (sessions, SSE replies).
+//! streamable HTTP on `http://127.0.0.1:PORT/mcp` (sessions, SSE replies), and
+//! `rmcp-peer-server stdio` serves one client on stdin/stdout.
 //!
 //! Tools: `echo` (text), `add` (structured content with an output schema),
 //! `progress` (sends `steps` progress notifications, then text) and `fail`
@@ -110,10 +111,16 @@ impl ServerHandler for PeerServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let port: u16 = std::env::args()
+    let arg = std::env::args()
         .nth(1)
         .or_else(|| std::env::var("PORT").ok())
-        .ok_or("usage: rmcp-peer-server PORT")?
+        .ok_or("usage: rmcp-peer-server PORT|stdio")?;
+    if arg == "stdio" {
+        let running = rmcp::serve_server(PeerServer::new(), rmcp::transport::stdio()).await?;
+        running.waiting().await?;
+        return Ok(());
+    }
+    let port: u16 = arg
         .parse()
         .map_err(|e| format!("PORT is not a port number: {e}"))?;
     let service: StreamableHttpService<PeerServer, LocalSessionManager> = StreamableHttpService::new(

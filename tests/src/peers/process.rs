@@ -157,6 +157,44 @@ impl Peer {
         &self.log
     }
 
+    /// How to run the TypeScript reference server over stdio (installing it first if
+    /// needed).
+    pub fn everything_stdio_command() -> Result<StdioCommand, PeerError> {
+        ensure_installed(PeerKind::Everything)?;
+        Ok(StdioCommand {
+            program: PathBuf::from("node"),
+            args: vec![
+                everything_script().display().to_string(),
+                "stdio".to_owned(),
+            ],
+        })
+    }
+
+    /// How to run the rmcp server over stdio (building it first if needed).
+    pub fn rmcp_stdio_command() -> Result<StdioCommand, PeerError> {
+        ensure_installed(PeerKind::Rmcp)?;
+        Ok(StdioCommand {
+            program: peers_dir().join("rmcp/debug/rmcp-peer-server"),
+            args: vec!["stdio".to_owned()],
+        })
+    }
+
+    /// How to run `peers/faults/stdio_fault.py` in `mode` (see the script), with
+    /// `marker` on its command line so tests can find its processes. Needs `python3`.
+    pub fn fault_stdio_command(mode: &str, marker: &str) -> StdioCommand {
+        StdioCommand {
+            program: PathBuf::from("python3"),
+            args: vec![
+                project_root()
+                    .join("peers/faults/stdio_fault.py")
+                    .display()
+                    .to_string(),
+                mode.to_owned(),
+                format!("--marker={marker}"),
+            ],
+        }
+    }
+
     /// How to run the Python SDK server over stdio (installing it first if needed).
     pub fn python_stdio_command() -> Result<StdioCommand, PeerError> {
         ensure_installed(PeerKind::PythonSdk)?;
@@ -180,12 +218,9 @@ fn http_command(kind: PeerKind, port: u16) -> Command {
     match kind {
         PeerKind::Everything => {
             let mut cmd = Command::new("node");
-            cmd.arg(
-                dir.join("everything/node_modules/@modelcontextprotocol/server-everything")
-                    .join("dist/index.js"),
-            )
-            .arg("streamableHttp")
-            .env("PORT", port.to_string());
+            cmd.arg(everything_script())
+                .arg("streamableHttp")
+                .env("PORT", port.to_string());
             cmd
         }
         PeerKind::PythonSdk => {
@@ -199,6 +234,12 @@ fn http_command(kind: PeerKind, port: u16) -> Command {
             cmd
         }
     }
+}
+
+fn everything_script() -> PathBuf {
+    peers_dir()
+        .join("everything/node_modules/@modelcontextprotocol/server-everything")
+        .join("dist/index.js")
 }
 
 fn python_interpreter() -> PathBuf {

@@ -21,6 +21,8 @@
 //! - [`RpcError`]: the one JSON-RPC error type, read the same way from a 2xx reply and from
 //!   an error status's body.
 //! - [`listing`]: `tools/list` pages.
+//! - [`stdio`]: the few rules that differ when the server is a child process (the probe's
+//!   silent answers, cancelling, which call a line belongs to).
 //!
 //! The naming follows `quinn-proto`: `start`/constructors build the first request, `handle_*`
 //! take what the server sent, `poll` hands out what the driver must do next, in order.
@@ -33,6 +35,7 @@ pub mod listing;
 mod outgoing;
 mod policy;
 mod rpc_error;
+pub mod stdio;
 
 pub use call::{Action, Call, CallError, CallRequest, InputRequest, Progress, Refusal};
 pub use era::Era;

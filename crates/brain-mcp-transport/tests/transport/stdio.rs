@@ -148,3 +148,38 @@ async fn a_missing_program_fails_to_spawn() {
     assert!(matches!(err, StdioError::Spawn { .. }));
     assert!(err.to_string().contains("brain-mcp-server"));
 }
+
+#[tokio::test]
+async fn a_taken_sender_writes_from_another_task_and_closes_stdin_when_dropped() {
+    let mut p = echo();
+    let mut sender = p.take_sender().expect("the sender is there once");
+    assert!(p.take_sender().is_none(), "and only once");
+    assert!(matches!(p.send(b"{}").await, Err(StdioError::Closed)));
+    let stderr = p.stderr_handle();
+    let writer = tokio::spawn(async move {
+        sender
+            .send(br#"{"jsonrpc":"2.0","id":7,"method":"m","params":{}}"#)
+            .await
+            .unwrap();
+        assert!(matches!(
+            sender.send(b"two\nlines").await,
+            Err(StdioError::MessageHasNewline)
+        ));
+        sender
+    });
+    let line = recv(&mut p).await;
+    assert!(
+        line.contains("\"id\":7") || line.contains("\"id\": 7"),
+        "{line}"
+    );
+    // Dropping the sender closes stdin: the child sees EOF and exits on its own.
+    drop(writer.await.unwrap());
+    let end = tokio::time::timeout(Duration::from_secs(10), p.recv())
+        .await
+        .expect("EOF in time");
+    assert!(end.is_none(), "stdout closes after stdin does");
+    // The stderr handle still reads after the process is gone.
+    let status = p.close().await.unwrap();
+    assert!(status.success());
+    assert!(stderr.text().contains("got m"), "{}", stderr.text());
+}

@@ -208,6 +208,35 @@ async fn the_deadline_drops_the_executor_and_reports_timeout() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_call_s_own_shorter_limit_wins_and_a_longer_one_changes_nothing() {
+    let binding = binding(json!({"timeout_seconds": 10}));
+    let executor = Recorder::new(Behaviour::Hang { mark_sent: true });
+    let start = tokio::time::Instant::now();
+    let short = call("acme", json!({"query": "x"})).with_timeout(Duration::from_millis(1500));
+    let result = run(&binding, short, &executor).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(1500));
+    let message = assert_failure(&result, ErrorKind::Timeout, true);
+    assert_eq!(
+        message,
+        "tool \"search\" did not finish within the call's own limit of 1.5 s"
+    );
+
+    let start = tokio::time::Instant::now();
+    let long = call("acme", json!({"query": "x"})).with_timeout(Duration::from_secs(60));
+    let result = run(&binding, long, &executor).await;
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(10),
+        "the binding's limit"
+    );
+    let message = assert_failure(&result, ErrorKind::Timeout, true);
+    assert_eq!(
+        message,
+        "tool \"search\" did not finish within its timeout of 10 s"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_call_that_finishes_in_time_is_not_cut() {
     struct Slow;
     #[async_trait]

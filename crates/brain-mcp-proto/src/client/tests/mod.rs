@@ -4,6 +4,7 @@ mod call;
 mod era;
 mod handshake;
 mod listing;
+mod stdio;
 
 use serde_json::Value;
 

@@ -1,0 +1,478 @@
+//! The host facade: what a Rust service embeds to show tenants their tools and run calls.
+//!
+//! A [`ToolHost`] is built from a [`HostConfig`] (its MCP bindings over HTTP) and a
+//! [`ClientConfig`] (TLS roots, pool, timeouts, user agent). The application may add
+//! servers it manages ([`ManagedServer`]): a stdio command the host starts, or an HTTP
+//! endpoint with a token given in code. Every tool, configured or managed, runs through
+//! the same pipeline (tenant allowlist, argument check, deadline, output limit, output
+//! check).
+//!
+//! ```no_run
+//! use brain_mcp_bind::host::{ManagedServer, ToolHost, ToolSpec};
+//! use brain_mcp_bind::{ClientConfig, ToolCall, ToolEvent};
+//! use brain_tools_core::HostConfig;
+//! use serde_json::json;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = HostConfig::load_path("host.json".as_ref())?;
+//! let host = ToolHost::new(config, ClientConfig::default())?;
+//! host.add_server(
+//!     ManagedServer::stdio("notes", "python3")
+//!         .args(["notes_server.py"])
+//!         .tool(ToolSpec::new("search_notes", ["acme"])),
+//! )
+//! .await?;
+//!
+//! // What the model is shown for tenant "acme".
+//! for tool in host.tools_for("acme") {
+//!     println!("{}: {}", tool.name, tool.description);
+//! }
+//!
+//! // One call: progress while it runs, then the result. Dropping `call` cancels it.
+//! let mut call = host.call(
+//!     "search_notes",
+//!     ToolCall::new("acme", "session-1", "call-1", json!({"query": "rust"})),
+//! );
+//! while let Some(event) = call.next().await {
+//!     match event {
+//!         ToolEvent::Progress(p) => println!("progress {}", p.progress),
+//!         ToolEvent::Result(r) => println!("done, error: {}", r.is_error),
+//!         _ => {}
+//!     }
+//! }
+//! host.shutdown(std::time::Duration::from_secs(5)).await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod events;
+mod managed;
+mod select;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use brain_mcp_transport::{BearerToken, BuildError, ClientConfig};
+use brain_tools_core::{
+    Binding, ErrorKind, ExecContext, HostConfig, Secret, ToolCall, ToolExecutor, ToolFailure,
+    ToolOutput, ToolResultEvent, run_call,
+};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub use events::{CallHandle, ChannelSink, DEFAULT_PROGRESS_BUFFER};
+pub use managed::{
+    DEFAULT_DISCOVERY_TIMEOUT, DEFAULT_POOL_SIZE, DEFAULT_STDERR_LIMIT, ManagedServer, ToolSpec,
+};
+
+use crate::client::Target;
+use crate::stdio::StdioServer;
+use crate::{McpClient, McpExecutor, Responder, discover};
+use managed::Kind;
+
+/// What a model is shown about one tool.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ModelTool {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+/// Why a host could not be built or a server added.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The HTTP client could not be built (TLS roots, settings).
+    Client(String),
+    /// What the application asked for is unusable (a name taken, a binding that does
+    /// not load, no tool named).
+    Invalid(String),
+    /// Tools named that the server does not offer.
+    Missing(String),
+    /// The server could not be started or its tools read.
+    Server(String),
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Client(m) => write!(f, "the HTTP client could not be built: {m}"),
+            Self::Invalid(m) | Self::Missing(m) | Self::Server(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// What a diagnostics page shows about a managed stdio server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerStatus {
+    /// The era its children speak (`handshake` or the 2026 version), once known.
+    pub era: Option<String>,
+    /// Children that ended on their own, or could not be started.
+    pub crashes: u64,
+    /// The newest child's recent stderr (at most the server's stderr limit).
+    pub stderr: String,
+}
+
+/// Shows tenants their tools and runs calls; see the [module docs](self).
+///
+/// `Send + Sync` and cheap to clone: clones share the connection pool, the era cache,
+/// the managed servers and their children. Children are killed when the last clone is
+/// dropped; [`Self::shutdown`] ends them politely and waits for background cleanup.
+#[derive(Clone, Debug)]
+pub struct ToolHost {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    executor: McpExecutor,
+    routes: RwLock<Routes>,
+    servers: Mutex<Vec<StdioServer>>,
+    progress_buffer: AtomicUsize,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Background starts hold their server; stop them, so every child ends now.
+        for server in lock(&self.servers).iter() {
+            server.abandon();
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Routes {
+    order: Vec<String>,
+    by_name: HashMap<String, Arc<Route>>,
+}
+
+#[derive(Debug)]
+struct Route {
+    binding: Arc<Binding>,
+    via: Via,
+}
+
+#[derive(Debug)]
+enum Via {
+    /// An MCP binding over HTTP; `token` given in code replaces `token_env`.
+    Http { token: Option<Secret> },
+    /// A tool of a managed stdio server.
+    Stdio { server: StdioServer, tool: String },
+}
+
+impl ToolHost {
+    /// A host serving the MCP bindings of `config` (other bindings are not served: their
+    /// executor is the application's), over an HTTP client built from `client`.
+    pub fn new(config: HostConfig, client: ClientConfig) -> Result<Self, HostError> {
+        let client = McpClient::with_config(client).map_err(|e| client_error(&e))?;
+        Ok(Self::with_executor(config, McpExecutor::new(client)))
+    }
+
+    /// Like [`Self::new`], with a [`Responder`] for servers' requests for user input
+    /// (for applications that have a user).
+    pub fn with_responder(
+        config: HostConfig,
+        client: ClientConfig,
+        responder: Arc<dyn Responder>,
+    ) -> Result<Self, HostError> {
+        let client = McpClient::with_config(client).map_err(|e| client_error(&e))?;
+        Ok(Self::with_executor(
+            config,
+            McpExecutor::with_responder(client, responder),
+        ))
+    }
+
+    fn with_executor(config: HostConfig, executor: McpExecutor) -> Self {
+        let mut routes = Routes::default();
+        for binding in config.tools().iter().filter(|b| b.is_mcp()) {
+            routes.order.push(binding.name().to_owned());
+            routes.by_name.insert(
+                binding.name().to_owned(),
+                Arc::new(Route {
+                    binding: binding.clone(),
+                    via: Via::Http { token: None },
+                }),
+            );
+        }
+        Self {
+            inner: Arc::new(Inner {
+                executor,
+                routes: RwLock::new(routes),
+                servers: Mutex::new(Vec::new()),
+                progress_buffer: AtomicUsize::new(DEFAULT_PROGRESS_BUFFER),
+            }),
+        }
+    }
+
+    /// The same host (and its clones) with room for `events` unread progress events per
+    /// call started from now on (default [`DEFAULT_PROGRESS_BUFFER`]); past that, a slow
+    /// consumer misses events, counted by [`CallHandle::dropped_progress`].
+    #[must_use]
+    pub fn progress_buffer(self, events: usize) -> Self {
+        self.inner
+            .progress_buffer
+            .store(events.max(1), Ordering::Relaxed);
+        self
+    }
+
+    /// The shared MCP client (to set a server's era, or flush it yourself).
+    pub fn client(&self) -> &McpClient {
+        self.inner.executor.client()
+    }
+
+    /// Starts `server` (a stdio child, or an HTTP endpoint), reads its tools and serves
+    /// the ones its [`ToolSpec`]s name. Returns the names the model sees. Nothing is added
+    /// unless every named tool loads; the tools never change after this.
+    pub async fn add_server(&self, server: ManagedServer) -> Result<Vec<String>, HostError> {
+        let deadline = Instant::now() + server.discovery_timeout;
+        let mut started = None;
+        let selected = match &server.kind {
+            Kind::Http { url, token } => {
+                let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
+                let target = Target::new(url, bearer).map_err(HostError::Invalid)?;
+                let within = deadline.saturating_duration_since(Instant::now());
+                let listed = discover::list_target(self.client(), &target, within)
+                    .await
+                    .map_err(|e| HostError::Server(format!("server {:?}: {e}", server.name)))?;
+                let (era, tools) = (listed.era, listed.tools);
+                select::select(&server.name, era, &tools, &server.tools, Some(url), &target)?
+                    .into_iter()
+                    .map(|s| {
+                        let via = Via::Http {
+                            token: token.clone(),
+                        };
+                        (s.binding, via)
+                    })
+                    .collect::<Vec<_>>()
+            }
+            Kind::Stdio(config) => {
+                let mut config = config.clone();
+                config.max_line = max_line(&server.tools);
+                let stdio = StdioServer::new(
+                    server.name.clone(),
+                    config,
+                    server.pool_size,
+                    self.client().clone(),
+                    self.inner.executor.identity().clone(),
+                    server.era,
+                );
+                let listed = stdio.list(deadline).await;
+                let selected = listed
+                    .map_err(|m| HostError::Server(format!("server {:?}: {m}", server.name)))
+                    .and_then(|(era, tools)| {
+                        let target = stdio.target();
+                        select::select(&server.name, era, &tools, &server.tools, None, &target)
+                    });
+                let selected = match selected {
+                    Ok(selected) => selected,
+                    Err(e) => {
+                        // Its background starts must not outlive a server never added.
+                        stdio.abandon();
+                        return Err(e);
+                    }
+                };
+                started = Some(stdio.clone());
+                selected
+                    .into_iter()
+                    .map(|s| {
+                        let via = Via::Stdio {
+                            server: stdio.clone(),
+                            tool: s.remote,
+                        };
+                        (s.binding, via)
+                    })
+                    .collect()
+            }
+        };
+        let mut routes = self
+            .inner
+            .routes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((taken, _)) = selected
+            .iter()
+            .find(|(b, _)| routes.by_name.contains_key(b.name()))
+        {
+            if let Some(stdio) = started {
+                stdio.abandon();
+            }
+            return Err(HostError::Invalid(format!(
+                "a tool named {:?} is already served",
+                taken.name()
+            )));
+        }
+        if let Some(stdio) = started {
+            lock(&self.inner.servers).push(stdio);
+        }
+        let names = selected.iter().map(|(b, _)| b.name().to_owned()).collect();
+        for (binding, via) in selected {
+            routes.order.push(binding.name().to_owned());
+            routes
+                .by_name
+                .insert(binding.name().to_owned(), Arc::new(Route { binding, via }));
+        }
+        Ok(names)
+    }
+
+    /// What the model is shown for `tenant`: the tools it may use, in the order they
+    /// were configured and added.
+    pub fn tools_for(&self, tenant: &str) -> Vec<ModelTool> {
+        let routes = self
+            .inner
+            .routes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        routes
+            .order
+            .iter()
+            .filter_map(|name| routes.by_name.get(name))
+            .filter(|r| r.binding.allows_tenant(tenant))
+            .map(|r| ModelTool {
+                name: r.binding.name().to_owned(),
+                description: r.binding.description().to_owned(),
+                input_schema: r.binding.input_schema().clone(),
+            })
+            .collect()
+    }
+
+    /// The binding of tool `name`, if the host serves one.
+    pub fn binding(&self, name: &str) -> Option<Arc<Binding>> {
+        let routes = self
+            .inner
+            .routes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        routes.by_name.get(name).map(|r| r.binding.clone())
+    }
+
+    /// Starts `call` of tool `name` and returns its handle at once. A tool the host does
+    /// not serve is refused like a tool the tenant may not use (`tenant_not_allowed`),
+    /// so a tenant learns nothing about other tenants' tools.
+    pub fn call(&self, name: &str, call: ToolCall) -> CallHandle {
+        self.call_with(name, call, CancellationToken::new())
+    }
+
+    /// [`Self::call`], cancelled also when `cancel` (or a parent of it) fires.
+    pub fn call_with(&self, name: &str, call: ToolCall, cancel: CancellationToken) -> CallHandle {
+        let route = self
+            .inner
+            .routes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_name
+            .get(name)
+            .cloned();
+        let (sink, progress) = ChannelSink::new(self.inner.progress_buffer.load(Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        let handle = CallHandle::new(call.call_id.clone(), &sink, progress, rx, cancel.clone());
+        let inner = self.inner.clone();
+        let name = name.to_owned();
+        tokio::spawn(async move {
+            let result = match route {
+                Some(route) => {
+                    let executor = RouteExecutor {
+                        executor: &inner.executor,
+                        via: &route.via,
+                    };
+                    run_call(&route.binding, call, &executor, &sink, &cancel).await
+                }
+                None => ToolResultEvent::failure(
+                    &call.call_id,
+                    ErrorKind::TenantNotAllowed,
+                    format!("tenant {:?} may not use tool {name:?}", call.tenant),
+                    false,
+                ),
+            };
+            // Closing the progress channel first tells the handle the result is next.
+            drop(sink);
+            let _ = tx.send(result);
+        });
+        handle
+    }
+
+    /// What a managed stdio server's diagnostics show, by its name.
+    pub fn server_status(&self, name: &str) -> Option<ServerStatus> {
+        let servers = lock(&self.inner.servers);
+        let server = servers.iter().find(|s| s.name() == name)?;
+        let status = server.status();
+        Some(ServerStatus {
+            era: status.era.map(|e| e.describe().to_owned()),
+            crashes: status.crashes,
+            stderr: status.stderr,
+        })
+    }
+
+    /// Ends the managed children politely (stdin closed, a grace, then kill) and waits,
+    /// at most `within`, for background cleanup: session DELETEs, cancel notices,
+    /// per-call children. Returns whether everything finished. Calls still running keep
+    /// their child until they end; new calls of stdio tools fail to start.
+    pub async fn shutdown(&self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        let servers: Vec<StdioServer> = lock(&self.inner.servers).clone();
+        let mut done = true;
+        for server in servers {
+            done &= server.stop(deadline).await;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.client().flush(left).await && done
+    }
+}
+
+/// Runs one route's calls: HTTP bindings with the executor (a token given in code
+/// replaces `token_env`), stdio tools on their server.
+struct RouteExecutor<'a> {
+    executor: &'a McpExecutor,
+    via: &'a Via,
+}
+
+#[async_trait]
+impl ToolExecutor for RouteExecutor<'_> {
+    async fn execute(&self, mut ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        match self.via {
+            Via::Http { token } => {
+                if token.is_some() {
+                    ctx.token = token.clone();
+                }
+                self.executor.execute(ctx).await
+            }
+            Via::Stdio { server, tool } => {
+                crate::stdio::execute(self.executor, server, tool, &ctx).await
+            }
+        }
+    }
+}
+
+/// The longest line a stdio child may write: room for the largest call's read budget
+/// and for a large tool list.
+fn max_line(tools: &[ToolSpec]) -> usize {
+    let largest = tools
+        .iter()
+        .map(|t| {
+            t.max_output_bytes
+                .unwrap_or(select::DEFAULT_MAX_OUTPUT_BYTES)
+        })
+        .max()
+        .unwrap_or(select::DEFAULT_MAX_OUTPUT_BYTES);
+    crate::call::read_budget(largest).max(crate::exchange::CONTROL_BUDGET)
+}
+
+fn client_error(e: &BuildError) -> HostError {
+    HostError::Client(e.to_string())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

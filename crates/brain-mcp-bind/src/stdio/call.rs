@@ -1,0 +1,207 @@
+//! One `tools/call` over a child: the core's [`Call`] machine driven over a link, the
+//! same machine and the same action handling ([`McpExecutor::act`]) as over HTTP.
+
+use std::sync::Arc;
+
+use brain_mcp_proto::client::{Call, CallError, CallRequest, Era, Framing, Outgoing, stdio};
+use brain_mcp_proto::jsonrpc::RequestId;
+use brain_tools_core::{ErrorKind, ExecContext, ToolFailure, ToolOutput};
+use serde_json::value::RawValue;
+
+use super::link::{Link, LinkError};
+use super::{CLOSE_GRACE, StartError, StdioServer, link_text};
+use crate::call::{McpExecutor, NO_ARGUMENTS, Next, read_budget, scope};
+use crate::client::{CLEANUP_STEP_DEADLINE, Target};
+use crate::exchange::StepError;
+use crate::{convert, failure};
+
+/// Runs the call of `tool` on `server` for `ctx`, as `executor` (its identity and
+/// responder).
+pub(crate) async fn execute(
+    executor: &McpExecutor,
+    server: &StdioServer,
+    tool: &str,
+    ctx: &ExecContext<'_>,
+) -> Result<ToolOutput, ToolFailure> {
+    let target = server.target();
+    let era = server.era(ctx.deadline).await.map_err(before_call)?;
+    let scope = scope(ctx);
+    let mut request = CallRequest::new(
+        tool,
+        ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
+        RequestId::String(ctx.call.call_id.clone()),
+    );
+    request.meta = Some(&scope);
+    request.input_schema = Some(ctx.binding.input_schema());
+    let budget = read_budget(ctx.binding.max_output_bytes());
+    let (link, framing, owned) = match era {
+        Era::Stateless(v) => (
+            server.shared(v, ctx.deadline).await.map_err(before_call)?,
+            Framing::Stateless(v),
+            false,
+        ),
+        _ => {
+            let ready = server
+                .take(ctx.deadline, false)
+                .await
+                .map_err(before_call)?;
+            (Arc::new(ready.link), ready.framing, true)
+        }
+    };
+    let client = executor.client();
+    let (mut call, out) = Call::start(framing, client.next_id(), &request, executor.identity());
+    let mut guard = Guard {
+        server: server.clone(),
+        link: Some(link.clone()),
+        cancel: None,
+        owned,
+    };
+    ctx.mark_sent();
+    let drive = Drive {
+        executor,
+        server,
+        link: &link,
+        target: &target,
+        request: &request,
+        ctx,
+        budget,
+    };
+    let outcome = drive.run(&mut call, out, &mut guard).await;
+    drop(link);
+    drop(guard);
+    let raw = outcome?;
+    server.worked();
+    convert::convert(&raw, era).map_err(|e| failure::during_call(&target, e))
+}
+
+/// Everything one call's loop borrows.
+struct Drive<'a> {
+    executor: &'a McpExecutor,
+    server: &'a StdioServer,
+    link: &'a Link,
+    target: &'a Target,
+    request: &'a CallRequest<'a>,
+    ctx: &'a ExecContext<'a>,
+    budget: usize,
+}
+
+impl Drive<'_> {
+    /// Sends the call and reads until its outcome: every round, every line.
+    async fn run(
+        &self,
+        call: &mut Call,
+        mut out: Outgoing,
+        guard: &mut Guard,
+    ) -> Result<Box<RawValue>, ToolFailure> {
+        let token = Some(self.request.progress_token.clone());
+        let mut inbox = self.link.open(call.request_id().clone(), token);
+        let mut read = 0usize;
+        loop {
+            guard.cancel = stdio::cancel(call);
+            self.link.send(&out).await.map_err(lost)?;
+            loop {
+                let inbound = inbox.next().await.map_err(lost)?;
+                read = read.saturating_add(inbound.text.len());
+                if read > self.budget {
+                    return Err(ToolFailure::after_send(
+                        ErrorKind::OutputTooLarge,
+                        format!(
+                            "the server sent more than {} bytes for the call",
+                            self.budget
+                        ),
+                    ));
+                }
+                if inbound.is_final_response {
+                    call.handle_response(&inbound.text);
+                } else {
+                    call.handle_message(&inbound.text);
+                }
+                let link = self.link;
+                let send = |answer: Outgoing| async move {
+                    let _ = link.send(&answer).await;
+                };
+                match self
+                    .executor
+                    .act(call, self.request, self.ctx, self.target, send)
+                    .await
+                {
+                    Next::Read => {}
+                    Next::Resend(next) => {
+                        out = next;
+                        inbox.retarget(call.request_id().clone());
+                        break;
+                    }
+                    Next::Done(outcome) => {
+                        guard.cancel = None;
+                        return self.finished(outcome);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finished(
+        &self,
+        outcome: Result<Box<RawValue>, CallError>,
+    ) -> Result<Box<RawValue>, ToolFailure> {
+        outcome.map_err(|e| {
+            if let CallError::Rpc {
+                forget_era: true, ..
+            } = &e
+            {
+                self.server.forget_era();
+            }
+            failure::during_call(self.target, StepError::from(e))
+        })
+    }
+}
+
+/// The failure of a call whose child failed after `tools/call` may have been sent.
+fn lost(e: LinkError) -> ToolFailure {
+    match e {
+        LinkError::TooLong(_) => ToolFailure::after_send(ErrorKind::OutputTooLarge, link_text(&e)),
+        LinkError::Lost(why) => ToolFailure::after_send(
+            ErrorKind::ConnectionLost,
+            format!("the server process ended during the call ({why})"),
+        ),
+    }
+}
+
+/// A failure before `tools/call` was sent: no child, or no session.
+fn before_call(e: StartError) -> ToolFailure {
+    match e {
+        StartError::Spawn(m) => ToolFailure::before_send(ErrorKind::ConnectFailed, m),
+        StartError::Handshake(m) => ToolFailure::before_send(ErrorKind::HandshakeFailed, m),
+    }
+}
+
+/// Ends the call's part of the child whatever happens: a `notifications/cancelled` if
+/// the call had no outcome, then (for a child of its own) closing it, off the caller's
+/// path.
+struct Guard {
+    server: StdioServer,
+    link: Option<Arc<Link>>,
+    cancel: Option<Outgoing>,
+    owned: bool,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let Some(link) = self.link.take() else {
+            return;
+        };
+        let cancel = self.cancel.take();
+        let owned = self.owned;
+        if cancel.is_none() && !owned {
+            return;
+        }
+        self.server.inner.client.spawn_cleanup(async move {
+            if let Some(cancel) = cancel {
+                let _ = tokio::time::timeout(CLEANUP_STEP_DEADLINE, link.send(&cancel)).await;
+            }
+            if owned && let Ok(link) = Arc::try_unwrap(link) {
+                link.shutdown(CLOSE_GRACE).await;
+            }
+        });
+    }
+}

@@ -1,0 +1,331 @@
+//! One running child: its stdin shared by the exchanges that write to it, and one task
+//! that reads its stdout and hands each line to the exchange it belongs to (the core's
+//! [`stdio::route`]). The child is killed when the [`Link`] is dropped.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use brain_mcp_proto::client::stdio::{self, Route};
+use brain_mcp_proto::client::{Framing, Outgoing};
+use brain_mcp_proto::jsonrpc::RequestId;
+use brain_mcp_transport::stdio::{StderrTail, StdioConfig, StdioError, StdioProcess, StdioSender};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Messages queued for one exchange before the reader waits for it to catch up (the
+/// child then waits too: backpressure, not memory).
+const INBOX_DEPTH: usize = 32;
+
+/// One message for an exchange.
+#[derive(Debug)]
+pub(crate) struct Inbound {
+    /// The line, as the child wrote it.
+    pub(crate) text: String,
+    /// Whether it is the response to the exchange's request.
+    pub(crate) is_final_response: bool,
+}
+
+/// Why an exchange over the link cannot go on.
+#[derive(Clone, Debug)]
+pub(crate) enum LinkError {
+    /// The child ended its output, exited, or its pipes failed.
+    Lost(String),
+    /// The child wrote a line longer than the link's limit (the line was dropped).
+    TooLong(usize),
+}
+
+/// Called once when the child's output ends: whether we asked for it (`expected`), and
+/// its stderr.
+pub(crate) type OnEnd = Box<dyn FnOnce(bool, StderrTail) + Send>;
+
+/// A running child.
+#[derive(Debug)]
+pub(crate) struct Link {
+    shared: Arc<Shared>,
+    reader: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    sender: tokio::sync::Mutex<Option<StdioSender>>,
+    routes: Mutex<Routes>,
+    stderr: StderrTail,
+    pid: Option<u32>,
+    /// Every exchange gets every server request (a child that serves one call at a
+    /// time), rather than answering them as belonging to no one (a shared child).
+    exclusive: AtomicBool,
+    /// We closed stdin on purpose: the end that follows is no crash.
+    closing: AtomicBool,
+    next_key: AtomicU64,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct Routes {
+    boxes: Vec<Registration>,
+    /// Why the output ended, once it has.
+    ended: Option<String>,
+    /// The framing used to refuse server requests that belong to no exchange.
+    framing: Option<Framing>,
+}
+
+struct Registration {
+    key: u64,
+    request: RequestId,
+    token: Option<RequestId>,
+    tx: mpsc::Sender<Result<Inbound, LinkError>>,
+}
+
+impl Link {
+    /// Starts the child. `exclusive`: whether it serves one exchange at a time.
+    pub(crate) fn spawn(
+        config: StdioConfig,
+        exclusive: bool,
+        on_end: OnEnd,
+    ) -> Result<Self, StdioError> {
+        let mut process = StdioProcess::spawn(config)?;
+        let sender = process.take_sender();
+        let shared = Arc::new(Shared {
+            sender: tokio::sync::Mutex::new(sender),
+            routes: Mutex::new(Routes::default()),
+            stderr: process.stderr_handle(),
+            pid: process.id(),
+            exclusive: AtomicBool::new(exclusive),
+            closing: AtomicBool::new(false),
+            next_key: AtomicU64::new(1),
+        });
+        let reader = tokio::spawn(read(process, shared.clone(), on_end));
+        Ok(Self {
+            shared,
+            reader: Some(reader),
+        })
+    }
+
+    /// Serve many exchanges at once from now on (a 2026-era child); server requests
+    /// are answered in `framing` as belonging to no exchange.
+    pub(crate) fn share(&self, framing: Framing) {
+        self.shared.exclusive.store(false, Ordering::SeqCst);
+        self.shared.routes().framing = Some(framing);
+    }
+
+    /// Whether the child ending now would be expected (no crash): while it is probed,
+    /// a child may quit on purpose.
+    pub(crate) fn expect_end(&self, expected: bool) {
+        self.shared.closing.store(expected, Ordering::SeqCst);
+    }
+
+    /// The child's recent stderr.
+    pub(crate) fn stderr(&self) -> StderrTail {
+        self.shared.stderr.clone()
+    }
+
+    /// Whether the child's output has ended.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.shared.routes().ended.is_some()
+    }
+
+    /// Registers an exchange: the response to `request` and progress for `token` go to
+    /// the returned inbox (in an exclusive child, server requests too).
+    pub(crate) fn open(&self, request: RequestId, token: Option<RequestId>) -> Inbox {
+        let (tx, rx) = mpsc::channel(INBOX_DEPTH);
+        let key = self.shared.next_key.fetch_add(1, Ordering::Relaxed);
+        let mut routes = self.shared.routes();
+        if routes.ended.is_none() {
+            routes.boxes.push(Registration {
+                key,
+                request,
+                token,
+                tx,
+            });
+        }
+        Inbox {
+            shared: self.shared.clone(),
+            key,
+            rx,
+        }
+    }
+
+    /// Writes one message (headers and resume fields mean nothing here).
+    pub(crate) async fn send(&self, out: &Outgoing) -> Result<(), LinkError> {
+        send(&self.shared, &out.body).await
+    }
+
+    /// Ends the child politely: stdin is closed, and it is killed if its output has not
+    /// ended within `grace`.
+    pub(crate) async fn shutdown(mut self, grace: Duration) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        drop(self.shared.sender.lock().await.take());
+        if let Some(mut reader) = self.reader.take()
+            && tokio::time::timeout(grace, &mut reader).await.is_err()
+        {
+            reader.abort();
+        }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // The reader owns the process: aborting it drops the process, which kills it.
+        self.shared.closing.store(true, Ordering::SeqCst);
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+    }
+}
+
+impl Shared {
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+async fn send(shared: &Shared, body: &[u8]) -> Result<(), LinkError> {
+    let mut sender = shared.sender.lock().await;
+    let Some(sender) = sender.as_mut() else {
+        return Err(LinkError::Lost("the server's input is closed".into()));
+    };
+    sender
+        .send(body)
+        .await
+        .map_err(|e| LinkError::Lost(format!("writing to the server failed: {e}")))
+}
+
+/// The reader: routes every line until the output ends, then fails every exchange
+/// still waiting.
+async fn read(mut process: StdioProcess, shared: Arc<Shared>, on_end: OnEnd) {
+    let why = loop {
+        match process.recv().await {
+            Some(Ok(text)) => deliver(&shared, text).await,
+            Some(Err(StdioError::LineTooLong { limit })) => {
+                let targets: Vec<_> = shared.routes().boxes.iter().map(|r| r.tx.clone()).collect();
+                for tx in targets {
+                    let _ = tx.send(Err(LinkError::TooLong(limit))).await;
+                }
+            }
+            Some(Err(e)) => break format!("reading from the server failed: {e}"),
+            None => break "the server closed its output".to_owned(),
+        }
+    };
+    let expected = shared.closing.load(Ordering::SeqCst);
+    // Reap the child, briefly: its exit status says more than "closed".
+    let why = match tokio::time::timeout(Duration::from_millis(500), process.close()).await {
+        Ok(Ok(status)) if !expected => format!("{why}: it exited ({status})"),
+        _ => why,
+    };
+    {
+        let mut routes = shared.routes();
+        routes.ended = Some(why);
+        // Dropping the senders wakes every inbox with the end.
+        routes.boxes.clear();
+    }
+    on_end(expected, shared.stderr.clone());
+}
+
+/// Hands one line to the exchange it belongs to.
+async fn deliver(shared: &Arc<Shared>, text: String) {
+    let route = stdio::route(&text);
+    let exclusive = shared.exclusive.load(Ordering::SeqCst);
+    let target = {
+        let routes = shared.routes();
+        let find = |pick: &dyn Fn(&Registration) -> bool| {
+            routes.boxes.iter().find(|r| pick(r)).map(|r| r.tx.clone())
+        };
+        match &route {
+            Route::Response(id) => find(&|r| r.request == *id).map(|tx| (tx, true)),
+            Route::Orphan if exclusive => find(&|_| true).map(|tx| (tx, true)),
+            Route::Progress(token) => {
+                find(&|r| r.token.as_ref() == Some(token)).map(|tx| (tx, false))
+            }
+            Route::Request if exclusive => find(&|_| true).map(|tx| (tx, false)),
+            Route::Request => {
+                let framing = routes
+                    .framing
+                    .clone()
+                    .unwrap_or_else(Framing::before_session);
+                drop(routes);
+                if let Some(answer) = stdio::unattributed(&framing, &text) {
+                    // Off the reader: a child that does not read its input must not stop
+                    // us from reading its output.
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        let _ = send(&shared, &answer.body).await;
+                    });
+                }
+                return;
+            }
+            _ => None,
+        }
+    };
+    if let Some((tx, is_final_response)) = target {
+        let _ = tx
+            .send(Ok(Inbound {
+                text,
+                is_final_response,
+            }))
+            .await;
+    }
+}
+
+/// What one exchange receives.
+#[derive(Debug)]
+pub(crate) struct Inbox {
+    shared: Arc<Shared>,
+    key: u64,
+    rx: mpsc::Receiver<Result<Inbound, LinkError>>,
+}
+
+impl Inbox {
+    /// The next message for the exchange; the end of the child is an error.
+    pub(crate) async fn next(&mut self) -> Result<Inbound, LinkError> {
+        match self.rx.recv().await {
+            Some(item) => item,
+            None => Err(LinkError::Lost(
+                self.shared
+                    .routes()
+                    .ended
+                    .clone()
+                    .unwrap_or_else(|| "the server closed its output".to_owned()),
+            )),
+        }
+    }
+
+    /// The exchange's request is now `request` (an `input_required` round).
+    pub(crate) fn retarget(&mut self, request: RequestId) {
+        let mut routes = self.shared.routes();
+        if let Some(r) = routes.boxes.iter_mut().find(|r| r.key == self.key) {
+            r.request = request;
+        }
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        let key = self.key;
+        self.shared.routes().boxes.retain(|r| r.key != key);
+    }
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("key", &self.key)
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routes")
+            .field("boxes", &self.boxes.len())
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
