@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::client::{McpClient, Target};
 use crate::exchange::{self, StepError};
 use crate::responder::{Refusal, Responder};
-use crate::{convert, failure, probe, redact};
+use crate::{convert, failure, observe, probe, redact};
 use brain_mcp_proto::client::Era;
 
 /// What a call's driver does once the core's actions for a message are handled.
@@ -27,6 +27,17 @@ pub(crate) enum Next {
     Resend(Outgoing),
     /// The call is over: the raw result, or why there is none.
     Done(Result<Box<RawValue>, CallError>),
+}
+
+/// What one call sent and received, for its span.
+#[derive(Debug, Default)]
+struct Traffic {
+    /// The read budget of each reply.
+    budget: usize,
+    /// POSTs of `tools/call` (more than one with `input_required` rounds).
+    exchanges: u64,
+    /// Bytes of the messages received.
+    bytes_in: u64,
 }
 
 /// Extra room in a call's read budget over twice `max_output_bytes`, for the JSON-RPC
@@ -107,6 +118,7 @@ impl ToolExecutor for McpExecutor {
         let tool = mcp.tool();
         let target = Target::new(mcp.url().as_str(), bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?;
+        observe::call_target(&target, tool);
         match self.execute_at(&target, tool, &ctx).await {
             Ok(output) => Ok(redact::output(&target, output)),
             Err(failure) => Err(redact::failure(&target, failure)),
@@ -173,19 +185,42 @@ impl McpExecutor {
             .map_err(|e| failure::during_call(target, e))
     }
 
-    /// Drives `call` from its first message `out` to its outcome: every POST of the call
-    /// (one, or more for `input_required` rounds), every message of every reply.
+    /// Drives `call` from its first message `out` to its outcome, and notes on the call's
+    /// span how many exchanges it took and the bytes of the messages received.
     async fn run(
+        &self,
+        target: &Target,
+        call: &mut Call,
+        out: Outgoing,
+        request: &CallRequest<'_>,
+        ctx: &ExecContext<'_>,
+        budget: usize,
+    ) -> Result<Box<RawValue>, StepError> {
+        let mut traffic = Traffic {
+            budget,
+            ..Traffic::default()
+        };
+        let result = self
+            .run_counted(target, call, out, request, ctx, &mut traffic)
+            .await;
+        observe::call_traffic(traffic.exchanges, traffic.bytes_in);
+        result
+    }
+
+    /// Every POST of the call (one, or more for `input_required` rounds), every message
+    /// of every reply, counted in `traffic`.
+    async fn run_counted(
         &self,
         target: &Target,
         call: &mut Call,
         mut out: Outgoing,
         request: &CallRequest<'_>,
         ctx: &ExecContext<'_>,
-        budget: usize,
+        traffic: &mut Traffic,
     ) -> Result<Box<RawValue>, StepError> {
         loop {
-            let reply = match exchange::post(&self.client, target, out, budget).await {
+            traffic.exchanges += 1;
+            let reply = match exchange::post(&self.client, target, out, traffic.budget).await {
                 Ok(reply) => reply,
                 Err(e) => return self.after_error(target, call, e),
             };
@@ -200,6 +235,7 @@ impl McpExecutor {
                     Err(StepError::Transport(e)) => return self.after_error(target, call, e),
                     Err(other) => return Err(other),
                 };
+                traffic.bytes_in += inbound.text.len() as u64;
                 if inbound.is_final_response {
                     call.handle_response(&inbound.text);
                 } else {
@@ -328,7 +364,9 @@ fn answer_value(answer: Result<Value, Refusal>) -> Value {
     }
 }
 
-/// `_meta["brain.dev/scope"]`: which tenant, session and call this is.
+/// The `_meta` of a `tools/call`: `brain.dev/scope` (which tenant, session and call this
+/// is) and, when the call carries a trace context, `traceparent` and `tracestate` (the
+/// keys MCP reserves for W3C trace context; checked when the context was built).
 pub(crate) fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(
@@ -339,6 +377,12 @@ pub(crate) fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
             "call_id": ctx.call.call_id,
         }),
     );
+    if let Some(trace) = &ctx.call.trace {
+        meta.insert("traceparent".to_owned(), trace.traceparent().into());
+        if let Some(state) = trace.tracestate() {
+            meta.insert("tracestate".to_owned(), state.into());
+        }
+    }
     meta
 }
 

@@ -12,6 +12,7 @@ use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient};
 use brain_tools_core::EndpointUrl;
 use http::Uri;
 use tokio_util::task::TaskTracker;
+use tracing::instrument::WithSubscriber;
 
 /// How long each background cleanup step (`notifications/cancelled`, the session DELETE) may take.
 pub const CLEANUP_STEP_DEADLINE: Duration = Duration::from_secs(2);
@@ -108,6 +109,16 @@ impl Target {
             key: url.to_owned(),
             bearer,
         })
+    }
+
+    /// `scheme://host:port`, for logs: never the path or query, which may hold keys.
+    pub(crate) fn origin(&self) -> String {
+        let scheme = self.url.scheme_str().unwrap_or("http");
+        let host = self.url.host().unwrap_or("?");
+        match self.url.port_u16() {
+            Some(port) => format!("{scheme}://{host}:{port}"),
+            None => format!("{scheme}://{host}"),
+        }
     }
 
     /// `text` with this target's token removed (see [`brain_mcp_proto::text::redact`]).
@@ -212,7 +223,11 @@ impl McpClient {
         F: Future<Output = ()> + Send + 'static,
     {
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            self.inner.tasks.spawn_on(work, &handle);
+            // The caller's subscriber follows the cleanup, so its events land where the
+            // call's did.
+            self.inner
+                .tasks
+                .spawn_on(work.with_current_subscriber(), &handle);
         }
     }
 }

@@ -9,7 +9,10 @@ use brain_mcp_transport::{
 };
 use serde_json::value::RawValue;
 
+use tracing::Instrument;
+
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient, Target};
+use crate::observe;
 
 /// Bytes a discovery or handshake exchange may read (the tool list can be large).
 pub(crate) const CONTROL_BUDGET: usize = 8 * 1024 * 1024;
@@ -71,6 +74,7 @@ pub(crate) async fn post(
     out: Outgoing,
     budget: usize,
 ) -> Result<PostReply, TransportError> {
+    let span = observe::exchange_span(&out);
     let mut req = PostRequest::new(target.url.clone(), out.body, out.expect);
     req.headers = out.headers;
     req.bearer = target.bearer.clone();
@@ -78,7 +82,7 @@ pub(crate) async fn post(
     req.resume_attempts = out.resume_attempts;
     req.resume_headers = out.resume_headers;
     req.idempotent = out.idempotent;
-    client.http().post(req).await
+    client.http().post(req).instrument(span).await
 }
 
 /// POSTs a message that expects no reply, best effort and bounded by

@@ -12,11 +12,16 @@
 //!   servers and managed stdio servers alike ([`host`]). See `examples/embed.rs` and
 //!   `examples/managed_stdio.rs`.
 //!
-//! The binaries `mcp-call` and `mcp-tools` are thin wrappers over [`cmd`].
+//! The binaries `mcp-call` and `mcp-tools` are thin wrappers over the `cmd` module (the
+//! default `cli` feature; a library user can leave it off).
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod call;
 mod client;
+/// The two programs, for their binaries and the tests that drive them in process: not a
+/// stable API (behind the default `cli` feature).
+#[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cmd;
 mod convert;
 pub mod discover;
@@ -25,6 +30,7 @@ mod failure;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
+pub mod observe;
 mod probe;
 mod redact;
 mod responder;

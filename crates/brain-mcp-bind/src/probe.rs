@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::client::{McpClient, Target};
 use crate::exchange::{self, CONTROL_BUDGET, StepError};
+use crate::observe;
 use crate::session::Session;
 
 /// The era of `target`'s server: cached, or learned now. Transient answers (408, 429,
@@ -20,6 +21,7 @@ pub(crate) async fn era_of(
     deadline: Instant,
 ) -> Result<Era, StepError> {
     if let Some(era) = client.eras().get(&target.key) {
+        observe::era(target, era, "cache");
         return Ok(era);
     }
     let mut retry = Retry::default();
@@ -27,11 +29,13 @@ pub(crate) async fn era_of(
         match probe(client, target).await {
             Verdict::Speaks(era) => {
                 client.eras().set(&target.key, era);
+                observe::era(target, era, "probe");
                 return Ok(era);
             }
             Verdict::Refused(message) => return Err(StepError::Refused(message)),
             Verdict::Transient { why, retry_after } => {
                 let remaining = deadline.saturating_duration_since(Instant::now());
+                tracing::debug!(target: observe::MCP_TARGET, server = %target.origin(), why = %why, "era probe: no definite answer");
                 let Some(wait) = retry.next_wait(retry_after, remaining) else {
                     return Err(StepError::Unreachable(format!(
                         "{why} (tried {} time(s); not cached)",
@@ -108,8 +112,9 @@ pub(crate) async fn open_session(
         .await
         .map_err(|(e, _)| e)?;
     // From here the server may hold a session: the guard ends it whatever happens next.
-    if session_id.is_some() {
+    if let Some(id) = &session_id {
         client.sessions().opened();
+        observe::session_opened(id);
     }
     let opened = Framing::Handshake {
         session: session_id.clone(),

@@ -6,6 +6,8 @@ use brain_mcp_transport::PostReply;
 
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient, Target};
 use crate::exchange::{self, StepError};
+use crate::observe;
+use tracing::Instrument;
 
 /// An open session. Dropping it ends the session off the caller's path: a background task
 /// sends the cancel the core prepared for a request still in flight, then the DELETE,
@@ -67,8 +69,12 @@ impl Drop for Session {
         let client = self.client.clone();
         let target = self.target.clone();
         let cleanup_client = client.clone();
-        client.spawn_cleanup(async move {
+        let session_id = self.framing.session_id().map(str::to_owned);
+        // The cleanup's events belong to the call (or discovery) that opened the session.
+        let parent = tracing::Span::current();
+        let work = async move {
             if let Some(cancel) = cancel {
+                observe::cancel_sent();
                 exchange::post_unanswered(&cleanup_client, &target, cancel).await;
             }
             if let Some(headers) = close {
@@ -80,12 +86,15 @@ impl Drop for Session {
                         target.bearer.as_ref(),
                         CLEANUP_STEP_DEADLINE,
                     )
+                    .instrument(observe::delete_span(session_id.as_deref()))
                     .await;
-                let closed = answer.is_ok_and(|status| {
-                    status.is_success() || matches!(status.as_u16(), 404 | 405)
-                });
+                let status = answer.as_ref().ok().map(http::StatusCode::as_u16);
+                let closed =
+                    status.is_some_and(|s| (200..300).contains(&s) || s == 404 || s == 405);
                 cleanup_client.sessions().ended(closed);
+                observe::session_ended(session_id.as_deref(), closed, status);
             }
-        });
+        };
+        client.spawn_cleanup(work.instrument(parent));
     }
 }

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 /// The Levenshtein distance between two strings, counted in characters.
+#[cfg(any(feature = "cli", test))]
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     bounded_distance(a, b, usize::MAX)
 }

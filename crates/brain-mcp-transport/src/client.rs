@@ -16,6 +16,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
 use crate::load::{self, Counting, Loads, PoolStats};
+use crate::observe::ExchangeLog;
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
 #[derive(Clone)]
@@ -147,6 +148,7 @@ impl HttpClient {
     pub(crate) async fn send(
         &self,
         out: Outgoing<'_>,
+        log: &mut ExchangeLog,
     ) -> Result<Response<Incoming>, TransportError> {
         let mut url = out.url;
         let mut hops = 0;
@@ -167,18 +169,22 @@ impl HttpClient {
                     // written only when it has no side effects.
                     let again = unsent(&err) || (out.idempotent && is_stale(&err));
                     if again && !resent {
-                        tracing::debug!(origin = %origin(&url), "stale pooled connection; resending once");
+                        log.resent();
                         resent = true;
                         continue;
                     }
-                    return Err(classify(err, &out.method, &url));
+                    let err = classify(err, &out.method, &url);
+                    log.end(err.kind().as_str());
+                    return Err(err);
                 }
             };
             let status = resp.status();
             if !status.is_redirection() {
+                log.response(&resp);
                 resp.extensions_mut().insert(busy);
                 return Ok(resp);
             }
+            log.redirected();
             let target = redirect_target(&out.method, &url, status, resp.headers())?;
             hops += 1;
             if hops > self.inner.config.max_redirects {

@@ -78,6 +78,25 @@ pub enum ErrorKind {
     Redirect,
 }
 
+impl ErrorKind {
+    /// A short name for logs: `connect`, `tls`, `status`, `body_too_large`, ...
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::Connect => "connect",
+            Self::Tls => "tls",
+            Self::Timeout => "timeout",
+            Self::Io => "io",
+            Self::BodyTooLarge { .. } => "body_too_large",
+            Self::Status { .. } => "status",
+            Self::UnexpectedReply => "unexpected_reply",
+            Self::StreamEnded => "stream_ended",
+            Self::InvalidSessionId => "invalid_session_id",
+            Self::Redirect => "redirect",
+        }
+    }
+}
+
 /// An error from an HTTP or stdio exchange.
 ///
 /// The message says what went wrong and where (the URL's origin, never its query, and

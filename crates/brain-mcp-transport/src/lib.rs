@@ -56,6 +56,7 @@ mod error;
 mod headers;
 mod load;
 mod media;
+pub mod observe;
 mod post;
 mod rpc;
 pub mod sse;

@@ -31,6 +31,8 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use tokio::sync::Notify;
 
+use crate::observe::{CONNECTIONS_OPENED, ConnectionUse};
+
 /// Connections and requests of one origin.
 #[derive(Debug, Default)]
 struct Origin {
@@ -341,9 +343,10 @@ where
             };
             let io = connecting.await.map_err(Into::into)?;
             let h2 = io.connected().is_negotiated_h2();
-            started.opened(h2);
+            let id = started.opened(h2);
             Ok(Counted {
                 io,
+                used: ConnectionUse::new(id),
                 _open: OpenGuard {
                     loads,
                     https,
@@ -365,10 +368,11 @@ struct Connecting<'a> {
 
 impl Connecting<'_> {
     /// The connect succeeded: it now counts as an open connection, in one step so that
-    /// no other connect sees a moment with one connection too few.
-    fn opened(mut self, h2: bool) {
+    /// no other connect sees a moment with one connection too few. Returns its number.
+    fn opened(mut self, h2: bool) -> u64 {
         self.done = true;
-        self.loads.opened.fetch_add(1, Ordering::Relaxed);
+        let id = self.loads.opened.fetch_add(1, Ordering::Relaxed) + 1;
+        metrics::counter!(CONNECTIONS_OPENED).increment(1);
         self.loads.update((self.https, self.authority), |o| {
             o.connecting = o.connecting.saturating_sub(1);
             if h2 {
@@ -377,6 +381,7 @@ impl Connecting<'_> {
                 o.h1 += 1;
             }
         });
+        id
     }
 }
 
@@ -394,6 +399,8 @@ impl Drop for Connecting<'_> {
 #[derive(Debug)]
 pub(crate) struct Counted<T> {
     io: T,
+    /// Handed to every response on this connection (new or reused).
+    used: ConnectionUse,
     _open: OpenGuard,
 }
 
@@ -421,7 +428,7 @@ impl Drop for OpenGuard {
 
 impl<T: Connection> Connection for Counted<T> {
     fn connected(&self) -> Connected {
-        self.io.connected()
+        self.io.connected().extra(self.used.clone())
     }
 }
 

@@ -14,6 +14,7 @@ use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers::{self, BearerToken};
 use crate::load::Busy;
 use crate::media::{self, ContentType};
+use crate::observe::ExchangeLog;
 use crate::stream::{ReplyStream, Resume};
 
 /// The `Accept` value of every POST.
@@ -98,6 +99,8 @@ impl HttpClient {
             headers::apply(&req.headers, req.bearer.as_ref(), &mut map)?;
             Ok(map)
         };
+        let mut log = ExchangeLog::start("POST");
+        log.body("sent", &req.body, req.bearer.as_ref());
         let out = Outgoing {
             method: Method::POST,
             url: req.url.clone(),
@@ -106,14 +109,18 @@ impl HttpClient {
             idempotent: req.idempotent,
             background: false,
         };
-        let mut resp = self.send(out).await?;
+        let mut resp = self.send(out, &mut log).await?;
         let at = place(&Method::POST, &req.url);
         let status = resp.status();
         let mut budget = Budget::new(req.budget);
         if !status.is_success() {
-            return Err(self.status_error(&at, &mut resp, &mut budget).await);
+            let error = self.status_error(&at, &mut resp, &mut budget).await;
+            log.end("status");
+            return Err(error);
         }
-        let session_id = headers::session_id_of(resp.headers())?;
+        let session_id = headers::session_id_of(resp.headers()).inspect_err(|e| {
+            log.end(e.kind().as_str());
+        })?;
         let Expect::Response(id) = req.expect else {
             // A body on an accepted message means nothing. It is drained briefly so the
             // connection can be reused; one that goes on (say, an event stream left open)
@@ -121,9 +128,11 @@ impl HttpClient {
             let cfg = &self.inner.config;
             let limit = cfg.drain_limit.min(budget.remaining());
             body::drain(resp.body_mut(), limit, cfg.drain_timeout).await;
+            log.end("accepted");
             return Ok(PostReply::Accepted);
         };
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            log.end("unexpected_reply");
             return Err(unexpected(format!(
                 "{at}: the server answered a request with {status} instead of its response"
             )));
@@ -140,6 +149,7 @@ impl HttpClient {
                 .and_then(|v| v.to_str().ok())
                 .and_then(media::essence)
                 .unwrap_or_else(|| "no content type".to_owned());
+            log.end("unexpected_reply");
             return Err(unexpected(format!(
                 "{at}: the reply to a request has {shown}; expected JSON or an event stream"
             )));
@@ -165,7 +175,7 @@ impl HttpClient {
             budget,
             self.clone(),
             resume,
-            req.bearer,
+            (req.bearer, log),
         )))
     }
 
@@ -196,9 +206,11 @@ impl HttpClient {
                 idempotent: true,
                 background: !self.inner.config.cleanup_opens_connections,
             };
-            let mut resp = self.send(out).await?;
+            let mut log = ExchangeLog::start("DELETE");
+            let mut resp = self.send(out, &mut log).await?;
             let cfg = &self.inner.config;
             body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
+            log.end("ok");
             Ok(resp.status())
         };
         match tokio::time::timeout(deadline, work).await {

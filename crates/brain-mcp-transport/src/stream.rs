@@ -16,6 +16,7 @@ use brain_mcp_proto::client::Header;
 use crate::headers::{self, BearerToken, LAST_EVENT_ID};
 use crate::load::Busy;
 use crate::media::{self, ContentType};
+use crate::observe::ExchangeLog;
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
 use crate::sse::{SseDecoder, SseError, SseEvent};
@@ -75,6 +76,9 @@ struct State {
     events: Vec<SseEvent>,
     /// Removed from every error this stream returns.
     bearer: Option<BearerToken>,
+    /// The exchange's event, written when our response is read (or the stream fails or
+    /// is dropped).
+    log: ExchangeLog,
 }
 
 impl ReplyStream {
@@ -88,7 +92,7 @@ impl ReplyStream {
         budget: Budget,
         client: HttpClient,
         resume: Option<Resume>,
-        bearer: Option<BearerToken>,
+        (bearer, log): (Option<BearerToken>, ExchangeLog),
     ) -> Self {
         let config = client.config();
         let event_limit = config
@@ -109,6 +113,7 @@ impl ReplyStream {
             resume,
             events: Vec::new(),
             bearer,
+            log,
         });
         Self { inner }
     }
@@ -136,9 +141,12 @@ impl State {
     async fn next(&mut self) -> Option<Result<Inbound, TransportError>> {
         loop {
             if let Some(item) = self.queue.pop_front() {
+                self.log
+                    .body("received", item.text.as_bytes(), self.bearer.as_ref());
                 if item.is_final_response {
                     self.queue.clear();
                     self.finish().await;
+                    self.log.end("ok");
                 }
                 return Some(Ok(item));
             }
@@ -151,6 +159,7 @@ impl State {
                 // Dropping the body discards the connection.
                 self.body = None;
                 self.busy = None;
+                self.log.end(e.kind().as_str());
                 return Some(Err(e.finished(self.bearer.as_ref())));
             }
         }
@@ -174,6 +183,7 @@ impl State {
             return Ok(());
         };
         let bytes = body::read_all(b, &mut self.budget).await?;
+        self.log.bytes(bytes.len());
         // The body is complete: the connection is already back in the pool.
         self.body = None;
         self.busy = None;
@@ -204,6 +214,7 @@ impl State {
             self.sse.finish();
             return self.stream_ended().await;
         };
+        self.log.bytes(chunk.len());
         let mut events = std::mem::take(&mut self.events);
         let fed = self.sse.feed(&chunk, &mut events);
         let result = fed.map_err(|e| sse_error(&self.at, e)).and_then(|()| {
@@ -326,7 +337,15 @@ async fn resume_get(
         idempotent: true,
         background: false,
     };
-    let mut resp = resume.client.send(out).await?;
+    // The resumed stream's bytes are counted in the exchange's own event; this one says
+    // how the GET went.
+    let mut log = ExchangeLog::start("GET");
+    let mut resp = resume.client.send(out, &mut log).await?;
+    log.end(if resp.status().is_success() {
+        "ok"
+    } else {
+        "status"
+    });
     if !resp.status().is_success() {
         return Err(resume.client.status_error(&at, &mut resp, budget).await);
     }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::binding::Binding;
 use crate::event::{ContentBlock, ErrorKind, ProgressEvent};
 use crate::secret::Secret;
+use crate::trace::TraceContext;
 
 /// One call of a tool, as the host asks for it.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,6 +30,9 @@ pub struct ToolCall {
     /// A limit on this call shorter than the binding's `timeout_seconds` (a caller's own
     /// deadline). The pipeline uses the smaller of the two; a longer one changes nothing.
     pub timeout: Option<Duration>,
+    /// The W3C trace context of the session that made the call; an executor passes it on
+    /// (the MCP binding puts it in the request's `_meta`).
+    pub trace: Option<TraceContext>,
 }
 
 impl ToolCall {
@@ -45,7 +49,15 @@ impl ToolCall {
             call_id: call_id.into(),
             arguments,
             timeout: None,
+            trace: None,
         }
+    }
+
+    /// The same call carrying `trace` (checked when it was built, so it is well formed).
+    #[must_use]
+    pub fn with_trace(mut self, trace: TraceContext) -> Self {
+        self.trace = Some(trace);
+        self
     }
 
     /// The same call limited to `timeout`, when that is shorter than the binding's.

@@ -17,10 +17,12 @@ mod checks;
 mod config;
 mod event;
 mod executor;
+pub mod observe;
 mod pipeline;
 mod schema;
 mod secret;
 mod text;
+mod trace;
 mod url;
 
 pub use binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
@@ -36,4 +38,5 @@ pub use executor::{
 pub use pipeline::{run_call, run_call_with};
 pub use schema::{CompiledSchema, Violation, Violations};
 pub use secret::{Secret, SecretError};
+pub use trace::{MAX_TRACESTATE, TraceContext, TraceContextError};
 pub use url::{EndpointUrl, MAX_URL_LEN};

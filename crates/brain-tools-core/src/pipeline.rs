@@ -5,6 +5,7 @@
 //! limit and the output-schema check. A call refused before the executor never reaches it.
 
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::binding::Binding;
 use crate::checks::{self, Stop};
@@ -12,6 +13,7 @@ use crate::event::{ErrorKind, ToolResultEvent};
 use crate::executor::{
     ExecContext, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor, ToolOutput,
 };
+use crate::observe;
 use crate::secret::{Secret, SecretError};
 
 /// Runs `call` of `binding` through the pipeline with `executor`, delivering progress to
@@ -33,7 +35,28 @@ pub async fn run_call(
 
 /// [`run_call`] with the token lookup replaced, for tests and hosts that keep tokens
 /// elsewhere than in the process environment.
+///
+/// The call runs inside a `tool_call` span and ends with one `info` event and the call
+/// metrics (docs/observability.md).
 pub async fn run_call_with(
+    binding: &Binding,
+    call: ToolCall,
+    executor: &dyn ToolExecutor,
+    sink: &dyn ProgressSink,
+    cancel: &CancellationToken,
+    token_lookup: &(dyn Fn(&str) -> Result<Secret, SecretError> + Sync),
+) -> ToolResultEvent {
+    let span = observe::span(binding, &call);
+    let started = std::time::Instant::now();
+    let result = pipeline(binding, call, executor, sink, cancel, token_lookup)
+        .instrument(span.clone())
+        .await;
+    observe::finished(&span, binding, &result, started.elapsed());
+    result
+}
+
+/// Every step of [`run_call_with`], in order.
+async fn pipeline(
     binding: &Binding,
     mut call: ToolCall,
     executor: &dyn ToolExecutor,

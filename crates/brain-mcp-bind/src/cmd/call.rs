@@ -6,11 +6,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use brain_mcp_proto::text::{json_safe, repair_lone_surrogates};
-use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, run_call};
+use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::flags::{self, FlagSpec, Parsed};
+use super::logging::Logging;
 use super::process::Signals;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, ids};
 use crate::{McpClient, McpExecutor, text};
@@ -49,13 +50,28 @@ const SPECS: &[FlagSpec] = &[
         value: "JSON",
         help: "the arguments, a JSON object (default {})",
     },
+    FlagSpec {
+        name: "traceparent",
+        value: "VALUE",
+        help: "a W3C traceparent to pass on in the request's _meta (dropped, with a note, when malformed)",
+    },
+    FlagSpec {
+        name: "tracestate",
+        value: "VALUE",
+        help: "a W3C tracestate to pass on with -traceparent",
+    },
+    FlagSpec {
+        name: "v",
+        value: "",
+        help: "print one line per exchange to stderr (method, status, bytes, time, session, connection) and the era decision",
+    },
 ];
 
-const USAGE: &str =
-    "mcp-call -config HOST.json -tool NAME -tenant TENANT [-session ID] [-call-id ID] [-args JSON]";
+const USAGE: &str = "mcp-call -config HOST.json -tool NAME -tenant TENANT [-session ID] [-call-id ID] [-args JSON] [-traceparent VALUE [-tracestate VALUE]] [-v]";
 const ABOUT: &str = "Runs one tool binding through Brain's call pipeline and prints its events as JSON \
 lines on stdout (tool.progress while it runs, then tool.result). Exit status: 0 when the result is \
-not an error, 1 when it is, 2 when the command line or the config is invalid (nothing is sent).";
+not an error, 1 when it is, 2 when the command line or the config is invalid (nothing is sent). \
+RUST_LOG (for example RUST_LOG=debug) writes the library's full trace to stderr.";
 
 /// The `mcp-call` program: its process arguments (each must be UTF-8, else exit 2), then
 /// [`main`], then exit with its code. A second stop signal exits at once.
@@ -93,7 +109,12 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
             return EXIT_FAILED;
         }
     };
-    let code = runtime.block_on(run(prepared, out, err));
+    if let Some(note) = &prepared.dropped_trace {
+        let _ = writeln!(err, "mcp-call: {}", super::stderr_line(note));
+    }
+    let logging = Logging::new("mcp-call", prepared.verbose);
+    let code = runtime.block_on(logging.run(run(prepared, out, err)));
+    logging.finish(err);
     super::leave(runtime);
     code
 }
@@ -103,6 +124,9 @@ struct Prepared {
     config: HostConfig,
     tool: String,
     call: ToolCall,
+    verbose: bool,
+    /// Why a trace context given on the command line is not passed on.
+    dropped_trace: Option<String>,
 }
 
 fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
@@ -143,7 +167,7 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
         }
         None => Value::Object(serde_json::Map::new()),
     };
-    let call = ToolCall::new(
+    let mut call = ToolCall::new(
         tenant,
         flags
             .get("session")
@@ -153,7 +177,44 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
             .map_or_else(|| ids::generate("call"), str::to_owned),
         arguments,
     );
-    Ok(Some(Prepared { config, tool, call }))
+    let (trace, dropped_trace) = trace_context(flags.get("traceparent"), flags.get("tracestate"));
+    if let Some(trace) = trace {
+        call = call.with_trace(trace);
+    }
+    Ok(Some(Prepared {
+        config,
+        tool,
+        call,
+        verbose: flags.is_set("v"),
+        dropped_trace,
+    }))
+}
+
+/// The trace context of `-traceparent` and `-tracestate`, and a note when some of it is
+/// not passed on: a malformed value is dropped, as the W3C rules ask (a bad tracestate
+/// loses only itself).
+fn trace_context(
+    parent: Option<&str>,
+    state: Option<&str>,
+) -> (Option<TraceContext>, Option<String>) {
+    let Some(parent) = parent else {
+        let note = state.map(|_| "-tracestate is ignored without -traceparent".to_owned());
+        return (None, note);
+    };
+    let trace = match TraceContext::from_traceparent(parent) {
+        Ok(trace) => trace,
+        Err(e) => return (None, Some(format!("-traceparent is not passed on: {e}"))),
+    };
+    match state {
+        None => (Some(trace), None),
+        Some(state) => match trace.clone().with_tracestate(state) {
+            Ok(with_state) => (Some(with_state), None),
+            Err(e) => (
+                Some(trace),
+                Some(format!("-tracestate is not passed on: {e}")),
+            ),
+        },
+    }
 }
 
 async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Write) -> i32 {

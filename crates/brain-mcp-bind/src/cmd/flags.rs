@@ -11,7 +11,8 @@ use std::fmt;
 pub(crate) struct FlagSpec {
     /// The flag's name without dashes, for example `url`.
     pub(crate) name: &'static str,
-    /// The placeholder shown in help, for example `URL`.
+    /// The placeholder shown in help, for example `URL`; empty for a switch such as `-v`
+    /// (given alone, or as `-v=true` / `-v=false`).
     pub(crate) value: &'static str,
     /// What the flag means, shown by `-h`.
     pub(crate) help: &'static str,
@@ -50,6 +51,11 @@ impl Flags {
         self.values.get(name).map(String::as_str)
     }
 
+    /// Whether a switch is on.
+    pub(crate) fn is_set(&self, name: &str) -> bool {
+        self.get(name) == Some("true")
+    }
+
     /// The value of a flag that must be given.
     pub(crate) fn require(&self, name: &str) -> Result<&str, FlagError> {
         self.get(name)
@@ -82,7 +88,13 @@ pub(crate) fn parse(specs: &[FlagSpec], args: &[String]) -> Result<Parsed, FlagE
             FlagError(format!("unknown flag -{name}{hint}"))
         })?;
         let value = match inline {
+            Some(value) if spec.value.is_empty() && value != "true" && value != "false" => {
+                return Err(FlagError(format!(
+                    "flag -{name} is a switch: give it alone, or as -{name}=true or -{name}=false"
+                )));
+            }
             Some(value) => value,
+            None if spec.value.is_empty() => "true".to_owned(),
             None => iter
                 .next()
                 .cloned()
@@ -105,6 +117,7 @@ pub(crate) fn help(usage: &str, about: &str, specs: &[FlagSpec]) -> String {
         .unwrap_or(0);
     for spec in specs {
         let left = format!("-{} {}", spec.name, spec.value);
+        let left = left.trim_end();
         out.push_str(&format!("  {left:<width$}  {}\n", spec.help));
     }
     out.push_str(&format!("  {:<width$}  show this help\n", "-h"));
@@ -164,6 +177,34 @@ mod tests {
         assert!(text.contains("\n  -url URL     the endpoint\n"), "{text}");
         assert!(text.contains("\n  -tools LIST  names\n"), "{text}");
         assert!(text.contains("\n  -h           show this help\n"), "{text}");
+    }
+
+    #[test]
+    fn switches_take_no_value() {
+        const WITH_SWITCH: &[FlagSpec] = &[
+            FlagSpec {
+                name: "v",
+                value: "",
+                help: "verbose",
+            },
+            FlagSpec {
+                name: "url",
+                value: "URL",
+                help: "the endpoint",
+            },
+        ];
+        let parsed = |list: &[&str]| match parse(WITH_SWITCH, &args(list)) {
+            Ok(Parsed::Run(flags)) => Ok(flags),
+            Ok(Parsed::Help) => Err(FlagError("help".into())),
+            Err(e) => Err(e),
+        };
+        let flags = parsed(&["-v", "-url", "x"]).expect("valid");
+        assert!(flags.is_set("v"));
+        assert_eq!(flags.get("url"), Some("x"));
+        assert!(!parsed(&["-v=false"]).expect("valid").is_set("v"));
+        assert!(!parsed(&["-url", "x"]).expect("valid").is_set("v"));
+        assert!(parsed(&["-v=yes"]).is_err());
+        assert!(help("c", "A.", WITH_SWITCH).contains("\n  -v        verbose\n"));
     }
 
     #[test]

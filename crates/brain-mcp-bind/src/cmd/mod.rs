@@ -5,6 +5,7 @@
 pub mod call;
 mod flags;
 mod ids;
+mod logging;
 mod process;
 pub mod tools;
 
@@ -26,7 +27,7 @@ pub(crate) fn stderr_line(text: &str) -> String {
 }
 
 /// A multi-threaded runtime for a command (two worker threads are plenty for one call).
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -16,6 +16,12 @@ use super::{EXIT_FAILED, EXIT_USAGE};
 /// Set by [`run`]: this process is one of our programs, so a second signal may exit it.
 static OWN_PROCESS: AtomicBool = AtomicBool::new(false);
 
+/// Whether this process is one of our programs (started through [`run`]), rather than a
+/// host running the command functions (tests).
+pub(crate) fn own_process() -> bool {
+    OWN_PROCESS.load(Ordering::SeqCst)
+}
+
 /// Runs a program: checks that every argument is UTF-8 (else one line on stderr and exit
 /// [`EXIT_USAGE`]), then calls `main` with them and exits with its code.
 pub(crate) fn run(name: &str, main: impl FnOnce(&[String]) -> i32) -> ! {

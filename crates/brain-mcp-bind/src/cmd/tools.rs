@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use super::logging::Logging;
 use super::process::Signals;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use brain_mcp_proto::mcp::Tool;
@@ -44,6 +45,11 @@ const SPECS: &[FlagSpec] = &[
         value: "URL",
         help: "instead of binding, list every tool the server at URL offers: name, tab, description",
     },
+    FlagSpec {
+        name: "v",
+        value: "",
+        help: "print one line per exchange to stderr (method, status, bytes, time, session, connection) and the era decision",
+    },
 ];
 
 const USAGE: &str =
@@ -53,7 +59,8 @@ const ABOUT: &str = "Connects to an MCP server (either protocol era), reads its 
 a JSON array with one Brain tool binding per named tool, in the order named. Review the output, then \
 copy it into the tools array of the host config. With -list, prints one line per tool the server \
 offers instead, to choose from. Ctrl-C, SIGTERM and SIGHUP stop it and close its session. Exit status: \
-0 on success, 1 when discovery fails or is interrupted, 2 when the command line is invalid.";
+0 on success, 1 when discovery fails or is interrupted, 2 when the command line is invalid. \
+RUST_LOG (for example RUST_LOG=debug) writes the library's full trace to stderr.";
 
 /// The `mcp-tools` program: its process arguments (each must be UTF-8, else exit 2), then
 /// [`main`], then exit with its code.
@@ -77,7 +84,7 @@ enum Job {
 
 /// Runs `mcp-tools` with `args` (without the program name).
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let job = match prepare(args) {
+    let (job, verbose) = match prepare(args) {
         Ok(Some(r)) => r,
         Ok(None) => {
             let _ = write!(out, "{}", flags::help(USAGE, ABOUT, SPECS));
@@ -101,7 +108,8 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let code = runtime.block_on(async {
+    let logging = Logging::new("mcp-tools", verbose);
+    let code = runtime.block_on(logging.run(async {
         let client = match McpClient::new() {
             Ok(client) => client,
             Err(e) => {
@@ -125,7 +133,8 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             watch.abort();
         }
         code
-    });
+    }));
+    logging.finish(err);
     super::leave(runtime);
     code
 }
@@ -191,11 +200,16 @@ fn listing(tools: &[Tool]) -> String {
     lines.join("\n")
 }
 
-fn prepare(args: &[String]) -> Result<Option<Job>, String> {
+fn prepare(args: &[String]) -> Result<Option<(Job, bool)>, String> {
     let flags = match flags::parse(SPECS, args).map_err(|e| e.to_string())? {
         Parsed::Help => return Ok(None),
         Parsed::Run(flags) => flags,
     };
+    let verbose = flags.is_set("v");
+    prepare_job(&flags).map(|job| Some((job, verbose)))
+}
+
+fn prepare_job(flags: &flags::Flags) -> Result<Job, String> {
     let deadline = deadline(flags.get("timeout"))?;
     if let Some(url) = flags.get("list") {
         for bind_only in ["url", "tenant", "tools"] {
@@ -206,11 +220,11 @@ fn prepare(args: &[String]) -> Result<Option<Job>, String> {
             }
         }
         EndpointUrl::parse(url).map_err(|reason| format!("-list: the URL {reason}"))?;
-        return Ok(Some(Job::List {
+        return Ok(Job::List {
             url: url.to_owned(),
             token_env: flags.get("token-env").map(str::to_owned),
             deadline,
-        }));
+        });
     }
     let url = flags.require("url").map_err(|e| e.to_string())?.to_owned();
     // The rule the host config applies, checked before anything is sent.
@@ -226,13 +240,13 @@ fn prepare(args: &[String]) -> Result<Option<Job>, String> {
     } else {
         list.split(',').map(|s| s.trim().to_owned()).collect()
     };
-    Ok(Some(Job::Bind(Request {
+    Ok(Job::Bind(Request {
         url,
         token_env: flags.get("token-env").map(str::to_owned),
         tenant,
         tools,
         deadline,
-    })))
+    }))
 }
 
 /// `-timeout`, or the default.

@@ -1,0 +1,290 @@
+//! What the programs write to stderr about what they do: `-v` gives one line per exchange
+//! and per era or session event; `RUST_LOG` gives `tracing-subscriber`'s full output under
+//! its filter. stdout is never touched.
+//!
+//! Lines go to stderr as they happen when the command runs as its own program, and are
+//! kept and written to the command's error stream at the end when it runs inside another
+//! program (tests), since a shared stderr cannot be borrowed by background tasks.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tracing::field::{Field, Visit};
+use tracing::instrument::WithSubscriber;
+use tracing::{Dispatch, Event, Level, Subscriber};
+use tracing_subscriber::filter::{EnvFilter, Targets};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+use brain_mcp_transport::observe::EXCHANGE_TARGET;
+
+use crate::observe::MCP_TARGET;
+
+/// Where log lines go.
+#[derive(Clone)]
+enum Sink {
+    /// Straight to the process's stderr.
+    Live,
+    /// Kept, for the command's own error stream at the end.
+    Kept(Arc<Mutex<Vec<u8>>>),
+}
+
+impl Sink {
+    fn write_line(&self, line: &str) {
+        match self {
+            Self::Live => {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+            Self::Kept(buffer) => {
+                let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+                let _ = writeln!(buffer, "{line}");
+            }
+        }
+    }
+}
+
+/// A writer for `tracing-subscriber`'s formatter, writing into a [`Sink`].
+struct SinkWriter(Sink);
+
+impl Write for SinkWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &self.0 {
+            Sink::Live => std::io::stderr().write(buf),
+            Sink::Kept(buffer) => {
+                let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+                buffer.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A command's logging: what it runs its work under, and what is left to write at the end.
+pub(crate) struct Logging {
+    dispatch: Option<Dispatch>,
+    sink: Sink,
+}
+
+impl Logging {
+    /// Logging for `program`: `-v` lines when `verbose`, and `RUST_LOG`'s output when that
+    /// variable is set (and valid); none otherwise.
+    pub(crate) fn new(program: &'static str, verbose: bool) -> Self {
+        let sink = if super::process::own_process() {
+            Sink::Live
+        } else {
+            Sink::Kept(Arc::default())
+        };
+        let env = std::env::var("RUST_LOG")
+            .ok()
+            .and_then(|v| EnvFilter::try_new(v).ok());
+        if !verbose && env.is_none() {
+            return Self {
+                dispatch: None,
+                sink,
+            };
+        }
+        let verbose_layer = verbose.then(|| {
+            let targets = Targets::new()
+                .with_target(EXCHANGE_TARGET, Level::DEBUG)
+                .with_target(MCP_TARGET, Level::DEBUG)
+                .with_default(Level::WARN);
+            Verbose {
+                program,
+                sink: sink.clone(),
+            }
+            .with_filter(targets)
+        });
+        let fmt_layer = env.map(|filter| {
+            let writer_sink = sink.clone();
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .with_writer(move || SinkWriter(writer_sink.clone()))
+                .with_filter(filter)
+        });
+        let subscriber = tracing_subscriber::registry()
+            .with(verbose_layer)
+            .with(fmt_layer);
+        Self {
+            dispatch: Some(Dispatch::new(subscriber)),
+            sink,
+        }
+    }
+
+    /// Runs `work` with this logging (the client's background cleanup follows it).
+    pub(crate) async fn run<F: Future>(&self, work: F) -> F::Output {
+        match &self.dispatch {
+            Some(dispatch) => work.with_subscriber(dispatch.clone()).await,
+            None => work.await,
+        }
+    }
+
+    /// Writes the lines kept (when not written live) to `err`.
+    pub(crate) fn finish(&self, err: &mut dyn Write) {
+        if let Sink::Kept(buffer) = &self.sink {
+            let buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+            let _ = err.write_all(&buffer);
+        }
+    }
+}
+
+/// The `-v` layer: one short line per exchange, era decision and session event.
+struct Verbose {
+    program: &'static str,
+    sink: Sink,
+}
+
+/// The fields of an event or span, as text.
+#[derive(Default)]
+struct Fields(Vec<(&'static str, String)>);
+
+impl Fields {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.push((field.name(), value.to_owned()));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name(), format!("{value:?}")));
+    }
+}
+
+impl<S> Layer<S> for Verbose
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: Context<'_, S>,
+    ) {
+        if attrs.metadata().name() != "mcp_exchange" {
+            return;
+        }
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let meta = event.metadata();
+        let line = if meta.target() == EXCHANGE_TARGET {
+            let exchange = ctx.event_scope(event).and_then(|scope| {
+                scope
+                    .into_iter()
+                    .find_map(|span| span.extensions().get::<Fields>().map(|f| f.0.clone()))
+            });
+            exchange_line(&fields, &Fields(exchange.unwrap_or_default()))
+        } else if meta.target() == MCP_TARGET || *meta.level() <= Level::WARN {
+            event_line(&fields)
+        } else {
+            return;
+        };
+        if let Some(line) = line {
+            self.sink.write_line(&format!("{}: {line}", self.program));
+        }
+    }
+}
+
+/// `tools/call POST -> 200 text/event-stream, 812 B, 34 ms, session 3f2a9c1b…, connection 2 reused`
+fn exchange_line(event: &Fields, span: &Fields) -> Option<String> {
+    if event.get("message") != Some("exchange") {
+        return None;
+    }
+    let mut line = String::new();
+    if let Some(method) = span.get("method") {
+        let _ = write!(line, "{method} ");
+    }
+    let _ = write!(line, "{}", event.get("http_method").unwrap_or("?"));
+    match event.get("status") {
+        Some(status) => {
+            let _ = write!(line, " -> {status}");
+        }
+        None => line.push_str(" -> no answer"),
+    }
+    if let Some(kind) = event.get("content_type") {
+        let _ = write!(line, " {kind}");
+    }
+    let _ = write!(
+        line,
+        ", {} B, {} ms",
+        event.get("bytes").unwrap_or("0"),
+        event.get("duration_ms").unwrap_or("?")
+    );
+    if let Some(session) = span.get("mcp_session") {
+        let _ = write!(line, ", session {session}");
+    }
+    if let Some(id) = event.get("connection") {
+        let how = if event.get("reused") == Some("true") {
+            "reused"
+        } else {
+            "new"
+        };
+        let _ = write!(line, ", connection {id} {how}");
+    }
+    if event.get("resent") == Some("true") {
+        line.push_str(", resent after a stale connection");
+    }
+    if let Some(hops) = event.get("redirects").filter(|h| *h != "0") {
+        let _ = write!(line, ", {hops} redirect(s)");
+    }
+    match event.get("outcome") {
+        Some("ok" | "accepted") | None => {}
+        Some(outcome) => {
+            let _ = write!(line, " ({outcome})");
+        }
+    }
+    Some(super::stderr_line(&line))
+}
+
+/// An era, session or warning event, on one line.
+fn event_line(event: &Fields) -> Option<String> {
+    let message = event.get("message")?;
+    let field = |name: &str| event.get(name).unwrap_or("?");
+    let line = match message {
+        "era" => {
+            let how = match event.get("source") {
+                Some("probe") => "learned with server/discover",
+                _ => "known from an earlier exchange",
+            };
+            format!("era {} for {} ({how})", field("era"), field("server"))
+        }
+        "session opened" => format!("session {} opened", field("mcp_session")),
+        "session closed" => format!(
+            "session {} closed (DELETE answered {})",
+            field("mcp_session"),
+            field("status")
+        ),
+        _ => {
+            let rest: Vec<String> = event
+                .0
+                .iter()
+                .filter(|(name, _)| *name != "message")
+                .map(|(name, value)| format!("{name} {value}"))
+                .collect();
+            if rest.is_empty() {
+                message.to_owned()
+            } else {
+                format!("{message} ({})", rest.join(", "))
+            }
+        }
+    };
+    Some(super::stderr_line(&line))
+}

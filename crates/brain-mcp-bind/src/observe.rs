@@ -1,0 +1,103 @@
+//! What the MCP binding tells the operator (docs/observability.md): a `mcp_exchange` span
+//! around each message sent (the transport writes the exchange's event inside it), events
+//! for era decisions and sessions (target `brain::mcp`), the call span's MCP fields, and
+//! the session metrics.
+
+use brain_mcp_proto::client::{Era, Outgoing};
+use brain_mcp_proto::headers::MCP_SESSION_ID;
+use tracing::Span;
+
+use crate::client::Target;
+
+/// Metric: handshake-era sessions opened.
+pub const SESSIONS_OPENED: &str = "brain_mcp_sessions_opened_total";
+/// Metric: sessions ended, labelled `result`: `closed` (DELETE answered 2xx, 404 or 405)
+/// or `failed`.
+pub const SESSIONS_ENDED: &str = "brain_mcp_sessions_ended_total";
+/// The `tracing` target of era and session events.
+pub const MCP_TARGET: &str = "brain::mcp";
+
+/// How much of a session id logs show.
+const SHOWN_ID: usize = 8;
+
+/// The first characters of a session id, enough to tell sessions apart in a log.
+pub(crate) fn short(id: &str) -> String {
+    let mut shown: String = id.chars().take(SHOWN_ID).collect();
+    if shown.len() < id.len() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// The span of one message sent: its JSON-RPC method (`DELETE` for the end of a session,
+/// `response` for an answer to a server request) and the session it belongs to.
+pub(crate) fn exchange_span(out: &Outgoing) -> Span {
+    let method = if out.method.is_empty() {
+        "response"
+    } else {
+        out.method.as_str()
+    };
+    let session = out
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
+        .map(|h| short(&h.value));
+    tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp_session = session)
+}
+
+/// The span of a session's `DELETE` (method `end session`).
+pub(crate) fn delete_span(session: Option<&str>) -> Span {
+    tracing::debug_span!(
+        target: MCP_TARGET,
+        "mcp_exchange",
+        method = "end session",
+        mcp_session = session.map(short)
+    )
+}
+
+/// Notes the era of `target`'s server on the current call span and in an event.
+pub(crate) fn era(target: &Target, era: Era, source: &'static str) {
+    let era = era.describe();
+    Span::current().record("era", era);
+    tracing::debug!(target: MCP_TARGET, server = %target.origin(), era, source, "era");
+}
+
+/// Notes a session the server opened.
+pub(crate) fn session_opened(id: &str) {
+    let id = short(id);
+    Span::current().record("mcp_session", id.as_str());
+    metrics::counter!(SESSIONS_OPENED).increment(1);
+    tracing::debug!(target: MCP_TARGET, mcp_session = id, "session opened");
+}
+
+/// Notes how a session's `DELETE` went.
+pub(crate) fn session_ended(id: Option<&str>, closed: bool, status: Option<u16>) {
+    let result = if closed { "closed" } else { "failed" };
+    metrics::counter!(SESSIONS_ENDED, "result" => result).increment(1);
+    let id = id.map(short);
+    if closed {
+        tracing::debug!(target: MCP_TARGET, mcp_session = id, status, "session closed");
+    } else {
+        tracing::warn!(target: MCP_TARGET, mcp_session = id, status, "session DELETE failed; the server may keep it until its own timeout");
+    }
+}
+
+/// Notes a `notifications/cancelled` sent for a request still in flight.
+pub(crate) fn cancel_sent() {
+    tracing::debug!(target: MCP_TARGET, "cancel sent for the request in flight");
+}
+
+/// Notes on the current call span what the call reached: the remote tool and server.
+pub(crate) fn call_target(target: &Target, tool: &str) {
+    let span = Span::current();
+    span.record("remote_tool", tool);
+    span.record("server", target.origin().as_str());
+}
+
+/// Notes on the current call span how many exchanges the call made and the bytes of the
+/// messages it received.
+pub(crate) fn call_traffic(exchanges: u64, bytes_in: u64) {
+    let span = Span::current();
+    span.record("exchanges", exchanges);
+    span.record("bytes_in", bytes_in);
+}

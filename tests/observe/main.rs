@@ -1,0 +1,291 @@
+//! What a call tells the operator through `tracing` (docs/observability.md): span and
+//! field names, exchange events, trace context in `_meta`, and the token never at any
+//! level, even at `trace` with a server that reflects it.
+//!
+//! One test in a binary of its own, under one global subscriber: `tracing` caches each
+//! callsite's interest process-wide, so subscribers that come and go on other test
+//! threads could hide events from a scoped one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use brain_mcp_bind::{McpClient, McpExecutor};
+use brain_tests::server::{Era, RawReply, ServerConfig, TestServer};
+use brain_tools_core::{HostConfig, NoProgress, Secret, ToolCall, TraceContext, run_call_with};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+const TENANT: &str = "tenant-a";
+const TOKEN: &str = "tok-9f1c-observability-secret";
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// Field names to values, as text.
+type Fields = BTreeMap<String, String>;
+
+/// Spans (name, fields as finally recorded) and events (target, fields), in order.
+#[derive(Clone, Default)]
+struct Seen {
+    spans: Arc<Mutex<BTreeMap<u64, (String, Fields)>>>,
+    events: Arc<Mutex<Vec<(String, Fields)>>>,
+}
+
+struct Collect<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Collect<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(
+            field.name().to_owned(),
+            format!("{value:?}").trim_matches('"').to_owned(),
+        );
+    }
+}
+
+impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Seen {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        attrs.record(&mut Collect(&mut fields));
+        let name = attrs.metadata().name().to_owned();
+        self.spans
+            .lock()
+            .expect("spans")
+            .insert(id.into_u64(), (name, fields));
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
+        if let Some((_, fields)) = self.spans.lock().expect("spans").get_mut(&id.into_u64()) {
+            values.record(&mut Collect(fields));
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        event.record(&mut Collect(&mut fields));
+        let target = event.metadata().target().to_owned();
+        self.events.lock().expect("events").push((target, fields));
+    }
+}
+
+impl Seen {
+    fn spans_named(&self, name: &str) -> Vec<BTreeMap<String, String>> {
+        let spans = self.spans.lock().expect("spans");
+        spans
+            .values()
+            .filter(|(n, _)| n == name)
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+
+    fn events_with(&self, target: &str) -> Vec<BTreeMap<String, String>> {
+        let events = self.events.lock().expect("events");
+        events
+            .iter()
+            .filter(|(t, _)| t == target)
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+}
+
+impl Seen {
+    fn clear(&self) {
+        self.spans.lock().expect("spans").clear();
+        self.events.lock().expect("events").clear();
+    }
+}
+
+struct SharedWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("buffer").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What the global subscriber saw, and the text its `trace`-level formatter wrote.
+struct Capture {
+    seen: Seen,
+    printed: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Capture {
+    fn install() -> Self {
+        let seen = Seen::default();
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let writer = printed.clone();
+        let subscriber = tracing_subscriber::registry().with(seen.clone()).with(
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .with_writer(move || SharedWriter(writer.clone()))
+                .with_filter(tracing_subscriber::filter::LevelFilter::TRACE),
+        );
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        Self { seen, printed }
+    }
+
+    fn clear(&self) {
+        self.seen.clear();
+        self.printed.lock().expect("printed").clear();
+    }
+
+    fn printed(&self) -> String {
+        String::from_utf8_lossy(&self.printed.lock().expect("printed")).into_owned()
+    }
+}
+
+/// One call of `echo` with the token and a trace context.
+async fn traced_call(server: &TestServer, text: &str) -> Value {
+    let client = McpClient::new().expect("client");
+    let executor = McpExecutor::new(client.clone());
+    let config = HostConfig::from_value(&json!({"tools": [{
+        "name": "echo",
+        "description": "echo",
+        "input_schema": {"type": "object"},
+        "url": server.url(),
+        "mcp_tool": "echo",
+        "token_env": "OBS_TOKEN",
+        "tenants": [TENANT],
+    }]}))
+    .expect("config");
+    let echo = config.get("echo").expect("binding");
+    let trace = TraceContext::from_traceparent(TRACEPARENT)
+        .and_then(|t| t.with_tracestate("brain=1"))
+        .expect("valid context");
+    let call =
+        ToolCall::new(TENANT, "session-obs", "obs-1", json!({"text": text})).with_trace(trace);
+    let lookup = |_: &str| Ok(Secret::new(TOKEN.to_owned()));
+    let result = run_call_with(
+        echo,
+        call,
+        &executor,
+        &NoProgress,
+        &CancellationToken::new(),
+        &lookup,
+    )
+    .await;
+    assert!(client.flush(std::time::Duration::from_secs(10)).await);
+    serde_json::to_value(&result).expect("JSON")
+}
+
+#[test]
+fn spans_events_trace_context_and_no_token_at_any_level() {
+    let capture = Capture::install();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        a_call_has_its_span_its_exchanges_and_its_outcome(&capture).await;
+        capture.clear();
+        the_token_never_appears_even_at_trace(&capture).await;
+    });
+}
+
+async fn a_call_has_its_span_its_exchanges_and_its_outcome(capture: &Capture) {
+    for era in [Era::Handshake, Era::Stateless] {
+        let server = TestServer::start(ServerConfig::new(era));
+        capture.clear();
+        let result = traced_call(&server, "hello").await;
+        let seen = &capture.seen;
+        assert_eq!(result["is_error"], false, "{result}");
+        let calls = seen.spans_named("tool_call");
+        assert_eq!(calls.len(), 1, "{era:?}");
+        let call = &calls[0];
+        for (field, value) in [
+            ("tool", "echo"),
+            ("tenant", TENANT),
+            ("call_id", "obs-1"),
+            ("session_id", "session-obs"),
+            ("remote_tool", "echo"),
+            ("is_error", "false"),
+            ("trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"),
+        ] {
+            assert_eq!(
+                call.get(field).map(String::as_str),
+                Some(value),
+                "{era:?} {field}: {call:?}"
+            );
+        }
+        let origin = server.url().trim_end_matches("/mcp").to_owned();
+        assert_eq!(call.get("server"), Some(&origin), "{call:?}");
+        for field in ["era", "exchanges", "bytes_in", "duration_ms"] {
+            assert!(call.contains_key(field), "{era:?} {field}: {call:?}");
+        }
+        let methods: Vec<String> = seen
+            .spans_named("mcp_exchange")
+            .into_iter()
+            .filter_map(|f| f.get("method").cloned())
+            .collect();
+        assert!(methods.contains(&"tools/call".to_owned()), "{methods:?}");
+        let exchanges = seen.events_with("brain::exchange");
+        let ok: Vec<_> = exchanges
+            .iter()
+            .filter(|e| e.get("message").is_some_and(|m| m == "exchange"))
+            .collect();
+        assert!(
+            ok.iter()
+                .all(|e| e.contains_key("status") && e.contains_key("duration_ms")),
+            "{ok:?}"
+        );
+        if era == Era::Handshake {
+            assert_eq!(call.get("era").map(String::as_str), Some("handshake"));
+            assert!(methods.contains(&"initialize".to_owned()), "{methods:?}");
+            assert!(methods.contains(&"end session".to_owned()), "{methods:?}");
+            let mcp = seen.events_with("brain::mcp");
+            let said = |m: &str| mcp.iter().any(|e| e.get("message").is_some_and(|x| x == m));
+            assert!(said("session opened") && said("session closed"), "{mcp:?}");
+        } else {
+            assert_eq!(call.get("era").map(String::as_str), Some("2026-07-28"));
+        }
+        let ended = seen.events_with("brain_tools_core::observe");
+        assert!(
+            ended
+                .iter()
+                .any(|e| e.get("message").is_some_and(|m| m == "tool call ended")),
+            "{ended:?}"
+        );
+        // The trace context reached the server in the request's _meta.
+        let stats = server.stats();
+        let sent = stats.with_method("tools/call").next().expect("the call");
+        assert_eq!(
+            sent.body["params"]["_meta"]["traceparent"], TRACEPARENT,
+            "{era:?}"
+        );
+        assert_eq!(
+            sent.body["params"]["_meta"]["tracestate"], "brain=1",
+            "{era:?}"
+        );
+    }
+}
+
+async fn the_token_never_appears_even_at_trace(capture: &Capture) {
+    // The server echoes the Authorization header back in a result, and the argument holds
+    // the token too: trace-level bodies must show neither.
+    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(|seen| {
+        (seen.method() == Some("tools/call")).then(|| {
+            let auth = seen.bearer().unwrap_or_default().to_owned();
+            let result = format!(r#"{{"content":[{{"type":"text","text":"you sent {auth}"}}]}}"#);
+            RawReply::result(&seen.id_json(), &result)
+        })
+    }));
+    let result = traced_call(&server, TOKEN).await;
+    let printed = capture.printed();
+    assert!(
+        printed.contains("tools/call"),
+        "trace output was captured: {printed}"
+    );
+    assert!(printed.contains("body"), "bodies are written at trace");
+    assert!(
+        !printed.contains(TOKEN),
+        "the token leaked into trace output"
+    );
+    assert!(!result.to_string().contains(TOKEN), "{result}");
+}
