@@ -43,6 +43,22 @@ pub(crate) fn run() -> Result<(), String> {
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
     }
+    // The one optional feature with code of its own: the OpenTelemetry trace context.
+    cmd::run(
+        &cargo,
+        &[
+            "test",
+            "--locked",
+            "-q",
+            "-p",
+            "brain-tools-core",
+            "--features",
+            "opentelemetry",
+            "--lib",
+            "trace",
+        ],
+        &[],
+    )?;
     // The examples are programs the end-to-end tests run; build them first so the
     // tests find them ready.
     cmd::run(

@@ -66,6 +66,34 @@ impl TraceContext {
         self.tracestate.as_deref()
     }
 
+    /// The context of the current `tracing` span, as OpenTelemetry sees it (an
+    /// `OpenTelemetryLayer` from `tracing-opentelemetry` must be installed): `None` when
+    /// the span has no valid OpenTelemetry context. With the `opentelemetry` feature.
+    #[cfg(feature = "opentelemetry")]
+    pub fn from_current_span() -> Option<Self> {
+        use opentelemetry::trace::TraceContextExt;
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        let context = tracing::Span::current().context();
+        let span = context.span();
+        let found = span.span_context();
+        if !found.is_valid() {
+            return None;
+        }
+        let parent = format!(
+            "00-{}-{}-{:02x}",
+            found.trace_id(),
+            found.span_id(),
+            found.trace_flags().to_u8()
+        );
+        let trace = Self::from_traceparent(&parent).ok()?;
+        let state = found.trace_state().header();
+        // A state the W3C rules refuse loses only itself.
+        Some(match trace.clone().with_tracestate(&state) {
+            Ok(with_state) => with_state,
+            Err(_) => trace,
+        })
+    }
+
     /// The trace id (32 hex digits).
     pub fn trace_id(&self) -> &str {
         self.traceparent.get(3..35).unwrap_or_default()
@@ -204,6 +232,37 @@ mod tests {
         );
         let later = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra";
         assert!(TraceContext::from_traceparent(later).is_ok());
+    }
+
+    #[cfg(feature = "opentelemetry")]
+    #[test]
+    fn the_current_spans_opentelemetry_context_is_taken() {
+        use opentelemetry::trace::{
+            SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+            TracerProvider as _,
+        };
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        use tracing_subscriber::layer::SubscriberExt;
+
+        let tracer = opentelemetry::trace::noop::NoopTracerProvider::new().tracer("test");
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(tracer));
+        tracing::subscriber::with_default(subscriber, || {
+            assert_eq!(TraceContext::from_current_span(), None);
+            let remote = SpanContext::new(
+                TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap(),
+                SpanId::from_hex("00f067aa0ba902b7").unwrap(),
+                TraceFlags::SAMPLED,
+                true,
+                TraceState::from_key_value([("rojo", "1")]).unwrap(),
+            );
+            let span = tracing::info_span!("caller");
+            let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
+            let _inside = span.enter();
+            let taken = TraceContext::from_current_span().unwrap();
+            assert_eq!(taken.traceparent(), GOOD);
+            assert_eq!(taken.tracestate(), Some("rojo=1"));
+        });
     }
 
     #[test]
