@@ -33,6 +33,7 @@ mod hostile_review;
 mod hostile_secrets;
 mod hostile_support;
 mod redteam2_programs;
+mod redteam2_stdio;
 mod responder;
 mod server_demo;
 mod server_faults;

@@ -422,9 +422,14 @@ impl ToolHost {
     pub async fn shutdown(&self, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         let servers: Vec<StdioServer> = lock(&self.inner.servers).clone();
-        let mut done = true;
+        // Every server at once, so each gets its children's grace within `within`.
+        let mut stopping = tokio::task::JoinSet::new();
         for server in servers {
-            done &= server.stop(deadline).await;
+            stopping.spawn(async move { server.stop(deadline).await });
+        }
+        let mut done = true;
+        while let Some(stopped) = stopping.join_next().await {
+            done &= stopped.unwrap_or(false);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         self.client().flush(left).await && done

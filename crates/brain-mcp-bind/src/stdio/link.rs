@@ -2,7 +2,7 @@
 //! that reads its stdout and hands each line to the exchange it belongs to (the core's
 //! [`stdio::route`]). The child is killed when the [`Link`] is dropped.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -13,9 +13,17 @@ use brain_mcp_transport::stdio::{StderrTail, StdioConfig, StdioError, StdioProce
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::client::CLEANUP_STEP_DEADLINE;
+
 /// Messages queued for one exchange before the reader waits for it to catch up (the
 /// child then waits too: backpressure, not memory).
 const INBOX_DEPTH: usize = 32;
+
+/// Answers to server requests that belong to no exchange (a shared child's pings) being
+/// written at once; a request that comes while this many are still waiting to be written
+/// (a child that does not read its input) goes unanswered, so a flood of requests costs
+/// no task and no memory each.
+const ANSWERS_IN_FLIGHT: usize = 16;
 
 /// One message for an exchange.
 #[derive(Debug)]
@@ -57,6 +65,9 @@ struct Shared {
     /// We closed stdin on purpose: the end that follows is no crash.
     closing: AtomicBool,
     next_key: AtomicU64,
+    /// Answers to unattributed server requests not yet written (at most
+    /// [`ANSWERS_IN_FLIGHT`]).
+    answering: AtomicUsize,
 }
 
 impl std::fmt::Debug for Shared {
@@ -100,6 +111,7 @@ impl Link {
             exclusive: AtomicBool::new(exclusive),
             closing: AtomicBool::new(false),
             next_key: AtomicU64::new(1),
+            answering: AtomicUsize::new(0),
         });
         let reader = tokio::spawn(read(process, shared.clone(), on_end));
         Ok(Self {
@@ -250,12 +262,17 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
                     .clone()
                     .unwrap_or_else(Framing::before_session);
                 drop(routes);
-                if let Some(answer) = stdio::unattributed(&framing, &text) {
+                if let Some(answer) = stdio::unattributed(&framing, &text)
+                    && let Some(slot) = AnswerSlot::take(shared)
+                {
                     // Off the reader: a child that does not read its input must not stop
-                    // us from reading its output.
-                    let shared = shared.clone();
+                    // us from reading its output. Bounded in number and in time.
                     tokio::spawn(async move {
-                        let _ = send(&shared, &answer.body).await;
+                        let _ = tokio::time::timeout(
+                            CLEANUP_STEP_DEADLINE,
+                            send(&slot.0, &answer.body),
+                        )
+                        .await;
                     });
                 }
                 return;
@@ -270,6 +287,27 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
                 is_final_response,
             }))
             .await;
+    }
+}
+
+/// One of the [`ANSWERS_IN_FLIGHT`] places for an answer being written; given back when
+/// dropped.
+struct AnswerSlot(Arc<Shared>);
+
+impl AnswerSlot {
+    fn take(shared: &Arc<Shared>) -> Option<Self> {
+        let taken = shared
+            .answering
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < ANSWERS_IN_FLIGHT).then_some(n + 1)
+            });
+        taken.is_ok().then(|| Self(shared.clone()))
+    }
+}
+
+impl Drop for AnswerSlot {
+    fn drop(&mut self) {
+        self.0.answering.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
