@@ -225,13 +225,12 @@ impl Responder for Accept {
     }
 }
 
-/// Promise 5, the implementer's suspected weakness, confirmed: when a call's queue of 32
-/// messages is full while it waits to write to the shared child's full stdin, the child's
-/// reader waits for that call, so another call's answer (written after 1 s) is not read
-/// until the stalled call's deadline: here the other call times out at 3 s. It takes a
-/// child that does not read its stdin (a hostile or stuck one).
+/// Promise 5, the implementer's suspected weakness (confirmed, then fixed): when a call's
+/// queue of 32 messages was full while it waited to write to the shared child's full
+/// stdin, the child's reader waited for that call, so another call's answer (written after
+/// 1 s) was not read until the stalled call's deadline: the other call timed out at 3 s.
+/// It takes a child that does not read its stdin (a hostile or stuck one).
 #[tokio::test]
-#[ignore = "redteam2: the shared child's reader waits on one call's full queue; a call stalled writing stalls every call on the child until its deadline"]
 async fn a_call_stalled_on_a_full_pipe_does_not_hold_another_call_s_answer() {
     let m = marker("stall");
     let host = ToolHost::with_responder(empty_config(), ClientConfig::default(), Arc::new(Accept))

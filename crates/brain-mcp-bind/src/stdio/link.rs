@@ -15,8 +15,11 @@ use tokio::task::JoinHandle;
 
 use crate::client::CLEANUP_STEP_DEADLINE;
 
-/// Messages queued for one exchange before the reader waits for it to catch up (the
-/// child then waits too: backpressure, not memory).
+/// Messages queued for one exchange. On a child that serves one exchange, the reader then
+/// waits for it to catch up (the child waits too: backpressure, not memory). On a shared
+/// child the reader never waits for one exchange, which would stall every other: past
+/// `INBOX_DEPTH - 1` queued messages, progress for that exchange is dropped (the last
+/// place is kept for its response or the error that ends it).
 const INBOX_DEPTH: usize = 32;
 
 /// Answers to server requests that belong to no exchange (a shared child's pings) being
@@ -218,7 +221,7 @@ async fn read(mut process: StdioProcess, shared: Arc<Shared>, on_end: OnEnd) {
             Some(Err(StdioError::LineTooLong { limit })) => {
                 let targets: Vec<_> = shared.routes().boxes.iter().map(|r| r.tx.clone()).collect();
                 for tx in targets {
-                    let _ = tx.send(Err(LinkError::TooLong(limit))).await;
+                    hand(&shared, &tx, Err(LinkError::TooLong(limit)), true).await;
                 }
             }
             Some(Err(e)) => break format!("reading from the server failed: {e}"),
@@ -281,12 +284,30 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
         }
     };
     if let Some((tx, is_final_response)) = target {
-        let _ = tx
-            .send(Ok(Inbound {
-                text,
-                is_final_response,
-            }))
-            .await;
+        let inbound = Ok(Inbound {
+            text,
+            is_final_response,
+        });
+        hand(shared, &tx, inbound, is_final_response).await;
+    }
+}
+
+/// Queues `item` for one exchange: waiting for room on a child that serves one exchange;
+/// never on a shared child, where a message that is not `last` (progress) is dropped
+/// when it would take the exchange's last free place, and `last` (a response, an
+/// error that ends the exchange) takes that place, or is dropped when even that is taken
+/// (by an earlier response, which ends the exchange first).
+async fn hand(
+    shared: &Shared,
+    tx: &mpsc::Sender<Result<Inbound, LinkError>>,
+    item: Result<Inbound, LinkError>,
+    last: bool,
+) {
+    if shared.exclusive.load(Ordering::SeqCst) {
+        let _ = tx.send(item).await;
+    } else if last || tx.capacity() > 1 {
+        // The reader is the only sender: the room seen is there.
+        let _ = tx.try_send(item);
     }
 }
 
