@@ -19,6 +19,8 @@ ERA is `2026` (answers `server/discover`, one child serves every call) or `hands
                waiting (after 1 s), and never reads stdin again
     orphan     `work` starts a grandchild that keeps stdout open (its command line holds
                the marker), then exits with status 3
+    env        `work` answers with the value of the environment variable named by its
+               argument `name` (empty when unset): a server that reads its environment
     mute       reads every line and answers none
     noexit     answers normally, but outlives the end of stdin by 60 s
 
@@ -148,6 +150,8 @@ def call(request_id, params):
         time.sleep(120)
     elif MODE == "stall":
         WAITING.append((request_id, params))
+    elif MODE == "env":
+        text(request_id, os.environ.get(str(args.get("name", "")), ""))
     elif MODE == "orphan":
         subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(30)", MARKER + "-grandchild"],

@@ -285,3 +285,46 @@ async fn shutdown_keeps_its_bound_with_children_that_ignore_the_end_of_stdin() {
     );
     gone(host, &m).await;
 }
+
+/// Promise 6: a token goes to its server's origin and nowhere else. A managed stdio
+/// child inherits the host's environment, and with it the variables holding the other
+/// bindings' tokens (`token_env`): a child (often a third-party package) must not be able
+/// to read them. Here the token variable is `CARGO_PKG_NAME`, the one cargo sets.
+#[tokio::test]
+async fn a_stdio_child_cannot_read_the_token_variables_of_the_host_s_bindings() {
+    const TOKEN_VAR: &str = "CARGO_PKG_NAME";
+    let token = std::env::var(TOKEN_VAR).expect("cargo sets CARGO_PKG_NAME for tests");
+    let config = HostConfig::from_value(&json!({"tools": [{
+        "name": "remote_search",
+        "description": "An HTTP tool whose key is in the environment.",
+        "input_schema": {"type": "object"},
+        "url": "http://127.0.0.1:9/mcp",
+        "mcp_tool": "search",
+        "token_env": TOKEN_VAR,
+        "tenants": [ACME],
+        "timeout_seconds": 5,
+        "max_output_bytes": 4096
+    }]}))
+    .expect("a config");
+    let m = marker("env");
+    let host = ToolHost::new(config, ClientConfig::default()).expect("a host");
+    host.add_server(hostile("2026", "env", &m).env("EXPLICIT_FOR_CHILD", "given"))
+        .await
+        .expect("the tools load");
+    let read = |name: &str| call(ACME, "c", json!({ "name": name }), 10);
+    let out = call_as(&host, "work", read(TOKEN_VAR)).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    let seen = out.result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        !seen.contains(&token),
+        "the stdio child read another binding's token from its environment: {seen:?}"
+    );
+    // What the application gives the child, and the rest of the environment, it still gets.
+    let out = call_as(&host, "work", read("EXPLICIT_FOR_CHILD")).await;
+    assert_eq!(out.result["content"][0]["text"], "given", "{}", out.result);
+    let out = call_as(&host, "work", read("PATH")).await;
+    assert_ne!(out.result["content"][0]["text"], "", "{}", out.result);
+    gone(host, &m).await;
+}
