@@ -32,6 +32,7 @@ mod hostile_programs;
 mod hostile_review;
 mod hostile_secrets;
 mod hostile_support;
+mod redteam2_http;
 mod redteam2_programs;
 mod redteam2_stdio;
 mod responder;
