@@ -113,7 +113,8 @@ pub struct Discovered {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Listed {
-    /// The tools, in the server's order (at most [`MAX_LISTED`]).
+    /// The tools, in the server's order (at most [`MAX_LISTED`]), with the token removed
+    /// from their names, titles, descriptions and schemas.
     pub tools: Vec<Tool>,
     /// Notes for the operator (tools not offered, tools past the limit).
     pub warnings: Vec<String>,
@@ -243,7 +244,8 @@ pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovere
 }
 
 /// Lists every tool the server at `url` offers (at most [`MAX_LISTED`]), with the token
-/// from `token_env`, bounded by `deadline`: what to choose from before binding.
+/// from `token_env`, bounded by `deadline`: what to choose from before binding. The token
+/// is removed from everything listed, as from bindings.
 pub async fn list(
     client: &McpClient,
     url: &str,
@@ -267,8 +269,12 @@ pub(crate) async fn list_target(
         .iter()
         .map(|w| failure::safe(target, w, MESSAGE_LIMIT))
         .collect();
+    let mut tools: Vec<Tool> = collected.found.into_iter().flatten().collect();
+    for tool in &mut tools {
+        output::scrub_tool(target, tool);
+    }
     Ok(Listed {
-        tools: collected.found.into_iter().flatten().collect(),
+        tools,
         warnings,
         era,
     })

@@ -28,6 +28,9 @@ pub struct StdioConfig {
     pub args: Vec<OsString>,
     /// Variables to set for the child.
     pub env: Vec<(OsString, OsString)>,
+    /// Variables of ours the child must not inherit (credentials meant for someone
+    /// else); one also in `env` is set to that value.
+    pub env_remove: Vec<OsString>,
     /// Start from an empty environment instead of inheriting ours (then only `env`).
     pub clear_env: bool,
     /// Working directory, if not ours.
@@ -48,6 +51,7 @@ impl StdioConfig {
             program: program.into(),
             args: Vec::new(),
             env: Vec::new(),
+            env_remove: Vec::new(),
             clear_env: false,
             cwd: None,
             max_line: 16 << 20,
@@ -80,6 +84,7 @@ impl std::fmt::Debug for StdioConfig {
             .field("program", &self.program)
             .field("args", &self.args)
             .field("env", &env)
+            .field("env_remove", &self.env_remove)
             .field("clear_env", &self.clear_env)
             .field("cwd", &self.cwd)
             .field("max_line", &self.max_line)
@@ -146,6 +151,9 @@ impl StdioProcess {
             .kill_on_drop(true);
         if config.clear_env {
             cmd.env_clear();
+        }
+        for key in &config.env_remove {
+            cmd.env_remove(key);
         }
         cmd.envs(config.env.iter().map(|(k, v)| (k, v)));
         if let Some(dir) = &config.cwd {

@@ -1,6 +1,7 @@
 //! What `mcp-tools` prints: the bindings as JSON, with the token removed from what the
 //! server wrote, and checked with the host's own config loader before anything is printed.
 
+use brain_mcp_proto::mcp::Tool;
 use brain_mcp_transport::MESSAGE_LIMIT;
 use brain_tools_core::HostConfig;
 use serde_json::Value;
@@ -27,6 +28,27 @@ pub(crate) fn scrub(target: &Target, binding: &mut DiscoveredBinding) {
     }
     scrub_raw(target, &mut binding.input_schema);
     if let Some(schema) = &mut binding.output_schema {
+        scrub_raw(target, schema);
+    }
+}
+
+/// Removes the token from everything the server wrote into a listed `tool` that a caller
+/// may show: its name, title and description, and both schemas (re-written only if they
+/// held it).
+pub(crate) fn scrub_tool(target: &Target, tool: &mut Tool) {
+    if target.bearer.is_none() {
+        return;
+    }
+    let text = |s: &mut String| {
+        if let std::borrow::Cow::Owned(clean) = target.redact(s) {
+            *s = clean;
+        }
+    };
+    text(&mut tool.name);
+    tool.title.as_mut().map(text);
+    tool.description.as_mut().map(text);
+    scrub_raw(target, &mut tool.input_schema);
+    if let Some(schema) = &mut tool.output_schema {
         scrub_raw(target, schema);
     }
 }

@@ -96,7 +96,8 @@ impl ManagedServer {
     }
 
     /// Sets an environment variable for a stdio command (ignored for HTTP). The child
-    /// inherits the host's environment otherwise.
+    /// inherits the host's environment otherwise, except the variables that hold the
+    /// host config's tokens (every binding's `token_env`), unless set here.
     #[must_use]
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         if let Kind::Stdio(config) = &mut self.kind {

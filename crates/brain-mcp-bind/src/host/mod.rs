@@ -142,6 +142,9 @@ struct Inner {
     routes: RwLock<Routes>,
     servers: Mutex<Vec<StdioServer>>,
     progress_buffer: AtomicUsize,
+    /// The variables holding the config's tokens (`token_env`): a stdio child does not
+    /// inherit them, since a token goes to its own server only.
+    token_vars: Vec<String>,
 }
 
 impl Drop for Inner {
@@ -196,6 +199,13 @@ impl ToolHost {
     }
 
     fn with_executor(config: HostConfig, executor: McpExecutor) -> Self {
+        let mut token_vars: Vec<String> = config
+            .tools()
+            .iter()
+            .filter_map(|b| b.token_env().map(str::to_owned))
+            .collect();
+        token_vars.sort_unstable();
+        token_vars.dedup();
         let mut routes = Routes::default();
         for binding in config.tools().iter().filter(|b| b.is_mcp()) {
             routes.order.push(binding.name().to_owned());
@@ -213,6 +223,7 @@ impl ToolHost {
                 routes: RwLock::new(routes),
                 servers: Mutex::new(Vec::new()),
                 progress_buffer: AtomicUsize::new(DEFAULT_PROGRESS_BUFFER),
+                token_vars,
             }),
         }
     }
@@ -261,6 +272,9 @@ impl ToolHost {
             Kind::Stdio(config) => {
                 let mut config = config.clone();
                 config.max_line = max_line(&server.tools);
+                config
+                    .env_remove
+                    .extend(self.inner.token_vars.iter().map(Into::into));
                 let stdio = StdioServer::new(
                     server.name.clone(),
                     config,
@@ -422,9 +436,14 @@ impl ToolHost {
     pub async fn shutdown(&self, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         let servers: Vec<StdioServer> = lock(&self.inner.servers).clone();
-        let mut done = true;
+        // Every server at once, so each gets its children's grace within `within`.
+        let mut stopping = tokio::task::JoinSet::new();
         for server in servers {
-            done &= server.stop(deadline).await;
+            stopping.spawn(async move { server.stop(deadline).await });
+        }
+        let mut done = true;
+        while let Some(stopped) = stopping.join_next().await {
+            done &= stopped.unwrap_or(false);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         self.client().flush(left).await && done

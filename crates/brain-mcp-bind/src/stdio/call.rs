@@ -26,14 +26,19 @@ pub(crate) async fn execute(
     let target = server.target();
     let era = server.era(ctx.deadline).await.map_err(before_call)?;
     let scope = scope(ctx);
+    let client = executor.client();
+    let id = client.next_id();
     let mut request = CallRequest::new(
         tool,
         ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
-        RequestId::String(ctx.call.call_id.clone()),
+        progress_token(era, ctx, &id),
     );
     request.meta = Some(&scope);
     request.input_schema = Some(ctx.binding.input_schema());
-    let budget = read_budget(ctx.binding.max_output_bytes());
+    let limits = Limits {
+        response: read_budget(ctx.binding.max_output_bytes()),
+        message: client.http().config().message_limit,
+    };
     let (link, framing, owned) = match era {
         Era::Stateless(v) => (
             server.shared(v, ctx.deadline).await.map_err(before_call)?,
@@ -48,8 +53,7 @@ pub(crate) async fn execute(
             (Arc::new(ready.link), ready.framing, true)
         }
     };
-    let client = executor.client();
-    let (mut call, out) = Call::start(framing, client.next_id(), &request, executor.identity());
+    let (mut call, out) = Call::start(framing, id, &request, executor.identity());
     let mut guard = Guard {
         server: server.clone(),
         link: Some(link.clone()),
@@ -64,7 +68,7 @@ pub(crate) async fn execute(
         target: &target,
         request: &request,
         ctx,
-        budget,
+        limits,
     };
     let outcome = drive.run(&mut call, out, &mut guard).await;
     drop(link);
@@ -72,6 +76,27 @@ pub(crate) async fn execute(
     let raw = outcome?;
     server.worked();
     convert::convert(&raw, era).map_err(|e| failure::during_call(&target, e))
+}
+
+/// The progress token of a call: its `call_id`, as over HTTP, on a child of its own. A
+/// shared 2026-era child routes progress by token alone, and callers (or tenants) may
+/// reuse a `call_id`, so there the token is the call's first request id, unique in the
+/// process: one call's progress never reaches another call.
+fn progress_token(era: Era, ctx: &ExecContext<'_>, id: &RequestId) -> RequestId {
+    match era {
+        Era::Stateless(_) => id.clone(),
+        _ => RequestId::String(ctx.call.call_id.clone()),
+    }
+}
+
+/// What one message of a call may weigh, as over HTTP: the response spends the call's read
+/// budget (twice `max_output_bytes` plus the envelope, per request); every other message
+/// (progress, a server request) is capped on its own and spends none of it, so a tool may
+/// report progress for as long as its deadline allows.
+#[derive(Clone, Copy)]
+struct Limits {
+    response: usize,
+    message: usize,
 }
 
 /// Everything one call's loop borrows.
@@ -82,7 +107,7 @@ struct Drive<'a> {
     target: &'a Target,
     request: &'a CallRequest<'a>,
     ctx: &'a ExecContext<'a>,
-    budget: usize,
+    limits: Limits,
 }
 
 impl Drive<'_> {
@@ -95,20 +120,20 @@ impl Drive<'_> {
     ) -> Result<Box<RawValue>, ToolFailure> {
         let token = Some(self.request.progress_token.clone());
         let mut inbox = self.link.open(call.request_id().clone(), token);
-        let mut read = 0usize;
         loop {
             guard.cancel = stdio::cancel(call);
             self.link.send(&out).await.map_err(lost)?;
             loop {
                 let inbound = inbox.next().await.map_err(lost)?;
-                read = read.saturating_add(inbound.text.len());
-                if read > self.budget {
+                let (limit, what) = if inbound.is_final_response {
+                    (self.limits.response, "a response")
+                } else {
+                    (self.limits.message, "a message during the call")
+                };
+                if inbound.text.len() > limit {
                     return Err(ToolFailure::after_send(
                         ErrorKind::OutputTooLarge,
-                        format!(
-                            "the server sent more than {} bytes for the call",
-                            self.budget
-                        ),
+                        format!("the server sent {what} of more than {limit} bytes"),
                     ));
                 }
                 if inbound.is_final_response {

@@ -2,7 +2,7 @@
 //! that reads its stdout and hands each line to the exchange it belongs to (the core's
 //! [`stdio::route`]). The child is killed when the [`Link`] is dropped.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -13,9 +13,20 @@ use brain_mcp_transport::stdio::{StderrTail, StdioConfig, StdioError, StdioProce
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// Messages queued for one exchange before the reader waits for it to catch up (the
-/// child then waits too: backpressure, not memory).
+use crate::client::CLEANUP_STEP_DEADLINE;
+
+/// Messages queued for one exchange. On a child that serves one exchange, the reader then
+/// waits for it to catch up (the child waits too: backpressure, not memory). On a shared
+/// child the reader never waits for one exchange, which would stall every other: past
+/// `INBOX_DEPTH - 1` queued messages, progress for that exchange is dropped (the last
+/// place is kept for its response or the error that ends it).
 const INBOX_DEPTH: usize = 32;
+
+/// Answers to server requests that belong to no exchange (a shared child's pings) being
+/// written at once; a request that comes while this many are still waiting to be written
+/// (a child that does not read its input) goes unanswered, so a flood of requests costs
+/// no task and no memory each.
+const ANSWERS_IN_FLIGHT: usize = 16;
 
 /// One message for an exchange.
 #[derive(Debug)]
@@ -57,6 +68,9 @@ struct Shared {
     /// We closed stdin on purpose: the end that follows is no crash.
     closing: AtomicBool,
     next_key: AtomicU64,
+    /// Answers to unattributed server requests not yet written (at most
+    /// [`ANSWERS_IN_FLIGHT`]).
+    answering: AtomicUsize,
 }
 
 impl std::fmt::Debug for Shared {
@@ -100,6 +114,7 @@ impl Link {
             exclusive: AtomicBool::new(exclusive),
             closing: AtomicBool::new(false),
             next_key: AtomicU64::new(1),
+            answering: AtomicUsize::new(0),
         });
         let reader = tokio::spawn(read(process, shared.clone(), on_end));
         Ok(Self {
@@ -206,7 +221,7 @@ async fn read(mut process: StdioProcess, shared: Arc<Shared>, on_end: OnEnd) {
             Some(Err(StdioError::LineTooLong { limit })) => {
                 let targets: Vec<_> = shared.routes().boxes.iter().map(|r| r.tx.clone()).collect();
                 for tx in targets {
-                    let _ = tx.send(Err(LinkError::TooLong(limit))).await;
+                    hand(&shared, &tx, Err(LinkError::TooLong(limit)), true).await;
                 }
             }
             Some(Err(e)) => break format!("reading from the server failed: {e}"),
@@ -250,12 +265,17 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
                     .clone()
                     .unwrap_or_else(Framing::before_session);
                 drop(routes);
-                if let Some(answer) = stdio::unattributed(&framing, &text) {
+                if let Some(answer) = stdio::unattributed(&framing, &text)
+                    && let Some(slot) = AnswerSlot::take(shared)
+                {
                     // Off the reader: a child that does not read its input must not stop
-                    // us from reading its output.
-                    let shared = shared.clone();
+                    // us from reading its output. Bounded in number and in time.
                     tokio::spawn(async move {
-                        let _ = send(&shared, &answer.body).await;
+                        let _ = tokio::time::timeout(
+                            CLEANUP_STEP_DEADLINE,
+                            send(&slot.0, &answer.body),
+                        )
+                        .await;
                     });
                 }
                 return;
@@ -264,12 +284,51 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
         }
     };
     if let Some((tx, is_final_response)) = target {
-        let _ = tx
-            .send(Ok(Inbound {
-                text,
-                is_final_response,
-            }))
-            .await;
+        let inbound = Ok(Inbound {
+            text,
+            is_final_response,
+        });
+        hand(shared, &tx, inbound, is_final_response).await;
+    }
+}
+
+/// Queues `item` for one exchange: waiting for room on a child that serves one exchange;
+/// never on a shared child, where a message that is not `last` (progress) is dropped
+/// when it would take the exchange's last free place, and `last` (a response, an
+/// error that ends the exchange) takes that place, or is dropped when even that is taken
+/// (by an earlier response, which ends the exchange first).
+async fn hand(
+    shared: &Shared,
+    tx: &mpsc::Sender<Result<Inbound, LinkError>>,
+    item: Result<Inbound, LinkError>,
+    last: bool,
+) {
+    if shared.exclusive.load(Ordering::SeqCst) {
+        let _ = tx.send(item).await;
+    } else if last || tx.capacity() > 1 {
+        // The reader is the only sender: the room seen is there.
+        let _ = tx.try_send(item);
+    }
+}
+
+/// One of the [`ANSWERS_IN_FLIGHT`] places for an answer being written; given back when
+/// dropped.
+struct AnswerSlot(Arc<Shared>);
+
+impl AnswerSlot {
+    fn take(shared: &Arc<Shared>) -> Option<Self> {
+        let taken = shared
+            .answering
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < ANSWERS_IN_FLIGHT).then_some(n + 1)
+            });
+        taken.is_ok().then(|| Self(shared.clone()))
+    }
+}
+
+impl Drop for AnswerSlot {
+    fn drop(&mut self) {
+        self.0.answering.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -183,16 +183,24 @@ impl StdioServer {
         self.inner.stopped.cancel();
         self.inner.tasks.close();
         let ready: Vec<_> = lock(&self.inner.pool).drain(..).collect();
-        let shared = self.inner.shared.lock().await.take();
+        // A start waiting out its backoff holds the lock; it ends at `stopped`.
+        let shared = tokio::time::timeout_at(deadline, self.inner.shared.lock())
+            .await
+            .ok()
+            .and_then(|mut shared| shared.take());
         let grace = deadline
             .saturating_duration_since(Instant::now())
             .min(CLOSE_GRACE);
+        // All at once: each child's grace runs together, so `deadline` holds however many
+        // children ignore the end of their input.
+        let mut closing = tokio::task::JoinSet::new();
         for r in ready {
-            r.link.shutdown(grace).await;
+            closing.spawn(r.link.shutdown(grace));
         }
         if let Some(link) = shared.and_then(|l| Arc::try_unwrap(l).ok()) {
-            link.shutdown(grace).await;
+            closing.spawn(link.shutdown(grace));
         }
+        while closing.join_next().await.is_some() {}
         tokio::time::timeout_at(deadline, self.inner.tasks.wait())
             .await
             .is_ok()
@@ -253,9 +261,13 @@ impl StdioServer {
         Ok(link)
     }
 
-    /// Every tool the server lists (at most [`MAX_LISTED`]), and its era.
+    /// Every tool the server lists (at most [`MAX_LISTED`]), and its era, by `deadline`
+    /// (the era probe included: its own patience may be longer).
     pub(crate) async fn list(&self, deadline: Instant) -> Result<(Era, Vec<Tool>), String> {
-        let era = self.era(deadline).await.map_err(|e| describe(&e))?;
+        let era = tokio::time::timeout_at(deadline, self.era(deadline))
+            .await
+            .map_err(|_| "learning the protocol era took longer than the deadline".to_owned())?
+            .map_err(|e| describe(&e))?;
         let (link, framing, own) = match era {
             Era::Stateless(v) => (
                 self.shared(v, deadline).await.map_err(|e| describe(&e))?,
@@ -314,7 +326,12 @@ impl StdioServer {
                     "the server is restarting after {crashes} crash(es); the next start is after this call's deadline"
                 )));
             }
-            tokio::time::sleep_until(at).await;
+            tokio::select! {
+                () = tokio::time::sleep_until(at) => {}
+                () = self.inner.stopped.cancelled() => {
+                    return Err(StartError::Spawn("the host is shutting down".into()));
+                }
+            }
         }
         let weak = Arc::downgrade(&self.inner);
         let on_end = Box::new(move |expected: bool, stderr: StderrTail| {
