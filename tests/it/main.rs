@@ -15,6 +15,7 @@ mod call_headers;
 mod call_pool;
 mod call_probe;
 mod call_protocol;
+mod call_proxy;
 mod call_python;
 mod call_refused;
 mod call_rmcp;
