@@ -472,7 +472,7 @@ fn shared_schemas_compile_once() {
 
 #[test]
 fn equal_schemas_share_one_copy_whatever_their_key_order() {
-    let schema = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    let schema = |text: &str| serde_json::from_str::<Value>(text).unwrap();
     let one =
         schema(r#"{"type": "object", "properties": {"q": {"type": "string", "maxLength": 9}}}"#);
     let two =

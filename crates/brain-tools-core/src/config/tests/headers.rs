@@ -119,13 +119,13 @@ fn refused_headers_have_exact_messages() {
 
 #[test]
 fn header_limits() {
-    let many: serde_json::Map<String, serde_json::Value> =
+    let many: Map<String, Value> =
         (0..33).map(|i| (format!("X-H{i}"), json!("v"))).collect();
     assert_eq!(
         one_error(with(mcp("bad"), "headers", json!(many))),
         "tools[1].headers: at most 32 headers are allowed"
     );
-    let just: serde_json::Map<String, serde_json::Value> =
+    let just: Map<String, Value> =
         (0..32).map(|i| (format!("X-H{i}"), json!("v"))).collect();
     assert!(Binding::from_value(&with(mcp("ok"), "headers", json!(just))).is_ok());
     let big = json!({"X-Big": "v".repeat(8192 - 5 + 1)});
