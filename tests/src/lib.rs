@@ -1,5 +1,7 @@
 //! Support code for the end-to-end tests: starting real peer servers, and a small
-//! in-process MCP server ([`server`]) that speaks both protocol eras and injects faults.
+//! in-process MCP server ([`server`]) that speaks both protocol eras and injects faults,
+//! and an HTTP proxy ([`proxy`]) that tunnels and forwards.
 
 pub mod peers;
+pub mod proxy;
 pub mod server;

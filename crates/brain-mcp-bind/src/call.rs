@@ -117,7 +117,8 @@ impl ToolExecutor for McpExecutor {
         };
         let tool = mcp.tool();
         let target = Target::new(mcp.url().as_str(), bearer)
-            .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?;
+            .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
+            .with_headers(binding.headers());
         observe::call_target(&target, tool);
         match self.execute_at(&target, tool, &ctx).await {
             Ok(output) => Ok(redact::output(&target, output)),

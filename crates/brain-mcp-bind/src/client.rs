@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-use brain_mcp_proto::client::Identity;
 use brain_mcp_proto::client::era::{Era, EraCache};
+use brain_mcp_proto::client::{Header, Identity};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient};
@@ -83,7 +83,8 @@ pub struct ClientStats {
     pub connections_open: u64,
 }
 
-/// Where a request goes: the endpoint and the token for it.
+/// Where a request goes: the endpoint, the token for it, and the extra headers every
+/// request to it carries.
 #[derive(Clone, Debug)]
 pub(crate) struct Target {
     /// The MCP endpoint.
@@ -92,6 +93,10 @@ pub(crate) struct Target {
     pub(crate) key: String,
     /// The bearer token, sent only to this endpoint's origin.
     pub(crate) bearer: Option<BearerToken>,
+    /// The binding's extra headers (checked by `brain_tools_core::check_headers`), for
+    /// every request: POSTs, resuming GETs, DELETEs. Marked sensitive, so hyper and
+    /// `Debug` never show a value.
+    pub(crate) headers: Vec<Header>,
 }
 
 impl Target {
@@ -108,6 +113,7 @@ impl Target {
             url: parsed,
             key: url.to_owned(),
             bearer,
+            headers: Vec::new(),
         })
     }
 
@@ -119,6 +125,21 @@ impl Target {
             Some(port) => format!("{scheme}://{host}:{port}"),
             None => format!("{scheme}://{host}"),
         }
+    }
+
+    /// This target with `headers` (a binding's, already checked) on every request.
+    pub(crate) fn with_headers(mut self, headers: &[(String, String)]) -> Self {
+        self.headers = headers
+            .iter()
+            .map(|(name, value)| Header::sensitive(name.to_ascii_lowercase(), value.clone()))
+            .collect();
+        self
+    }
+
+    /// `headers` followed by this target's own.
+    pub(crate) fn and_headers(&self, mut headers: Vec<Header>) -> Vec<Header> {
+        headers.extend(self.headers.iter().cloned());
+        headers
     }
 
     /// `text` with this target's token removed (see [`brain_mcp_proto::text::redact`]).

@@ -76,11 +76,11 @@ pub(crate) async fn post(
 ) -> Result<PostReply, TransportError> {
     let span = observe::exchange_span(&out);
     let mut req = PostRequest::new(target.url.clone(), out.body, out.expect);
-    req.headers = out.headers;
+    req.headers = target.and_headers(out.headers);
     req.bearer = target.bearer.clone();
     req.budget = budget;
     req.resume_attempts = out.resume_attempts;
-    req.resume_headers = out.resume_headers;
+    req.resume_headers = target.and_headers(out.resume_headers);
     req.idempotent = out.idempotent;
     client.http().post(req).instrument(span).await
 }

@@ -46,7 +46,7 @@ pub use responder::{Refusal, Responder};
 
 // What a caller of the facade needs, from the crates below, so one dependency does.
 pub use brain_mcp_proto::version::ProtocolVersion;
-pub use brain_mcp_transport::ClientConfig;
+pub use brain_mcp_transport::{ClientConfig, ProxyConfig};
 pub use brain_tools_core::{
     ContentBlock, ErrorKind, HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent,
     ToolResultEvent,

@@ -86,8 +86,12 @@ fn verdict_of(e: &TransportError) -> Verdict {
         },
         // A reply that is no answer at all: a server that does not know the method.
         ErrorKind::UnexpectedReply | ErrorKind::InvalidSessionId => ProbeAnswer::NotAnAnswer,
-        // A redirect we refuse, a request we cannot build: nothing will change by retrying.
+        // A redirect we refuse, a request we cannot build, a proxy that refuses us for who
+        // we are (407, 403): nothing will change by retrying.
         ErrorKind::Redirect | ErrorKind::InvalidRequest => {
+            return Verdict::Refused(why);
+        }
+        ErrorKind::Connect if matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407)) => {
             return Verdict::Refused(why);
         }
         _ if e.delivery() == Delivery::Answered => ProbeAnswer::NotAnAnswer,

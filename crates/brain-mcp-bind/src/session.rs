@@ -78,6 +78,7 @@ impl Drop for Session {
                 exchange::post_unanswered(&cleanup_client, &target, cancel).await;
             }
             if let Some(headers) = close {
+                let headers = target.and_headers(headers);
                 let answer = cleanup_client
                     .http()
                     .delete(

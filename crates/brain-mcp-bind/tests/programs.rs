@@ -220,3 +220,75 @@ fn arguments_that_are_not_utf8_exit_2_with_one_line() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn mcp_call_reads_its_proxy_and_the_bindings_headers() {
+    use brain_tests::proxy::{ProxyOptions, TestProxy};
+    // `mcp.test` resolves nowhere but in the proxy: the call succeeds only through it.
+    let server = TestServer::start(ServerConfig::new(Era::Handshake));
+    let proxy = TestProxy::start(ProxyOptions::default().host("mcp.test", server.addr()));
+    let dir = temp_dir("proxy");
+    let path = dir.join("host.json");
+    let url = format!("http://mcp.test:{}/mcp", server.addr().port());
+    let config = json!({"tools": [{
+        "name": "echo",
+        "description": "echo",
+        "input_schema": {"type": "object"},
+        "url": url,
+        "mcp_tool": "echo",
+        "tenants": ["acme"],
+        "headers": {"X-Team": "search"},
+    }]});
+    std::fs::write(&path, config.to_string()).unwrap();
+    let mut command = Command::new(CALL);
+    for name in [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+        "REQUEST_METHOD",
+    ] {
+        command.env_remove(name);
+    }
+    let child = command
+        .env("http_proxy", proxy.url())
+        .env("NO_PROXY", "example.invalid")
+        .args([
+            "-config",
+            path.to_str().unwrap(),
+            "-tool",
+            "echo",
+            "-tenant",
+            "acme",
+            "-args",
+            r#"{"text": "via the proxy"}"#,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, out, err) = finish(child, Duration::from_secs(20));
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(out.contains("via the proxy"), "{out}");
+    let seen = proxy.seen();
+    assert!(
+        seen.iter().any(|s| s.method == "DELETE") && seen.iter().any(|s| s.method == "POST"),
+        "{seen:?}"
+    );
+    assert!(seen.iter().all(|s| s.target.starts_with(&url)), "{seen:?}");
+    let stats = server.stats();
+    assert_eq!(stats.received.len(), seen.len());
+    assert!(
+        stats
+            .received
+            .iter()
+            .all(|r| r.header("x-team") == Some("search")),
+        "{stats:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

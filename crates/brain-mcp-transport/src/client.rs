@@ -4,7 +4,7 @@ use std::io;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{HeaderMap, HeaderValue, LOCATION, USER_AGENT};
+use http::header::{HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION, USER_AGENT};
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -17,6 +17,7 @@ use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
 use crate::load::{self, Counting, Loads, PoolStats};
 use crate::observe::ExchangeLog;
+use crate::proxy::{Proxies, ProxyConnector, ProxyError, Route};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
 #[derive(Clone)]
@@ -25,8 +26,10 @@ pub struct HttpClient {
 }
 
 pub(crate) struct Inner {
-    client: Client<Counting<HttpsConnector<HttpConnector>>, Full<Bytes>>,
+    client: Client<Counting<HttpsConnector<ProxyConnector>>, Full<Bytes>>,
     pub(crate) config: ClientConfig,
+    /// Which destinations go through which proxy, resolved when the client was built.
+    proxies: Arc<Proxies>,
     /// Open connections and requests holding them, per origin.
     pub(crate) loads: Arc<Loads>,
     user_agent: Option<HeaderValue>,
@@ -59,6 +62,9 @@ pub enum BuildError {
     /// The user agent is not a valid header value.
     #[error("the configured user agent is not a valid header value")]
     UserAgent,
+    /// The explicit proxy setting cannot be used; the message never shows its credentials.
+    #[error("{0}")]
+    Proxy(String),
 }
 
 /// Builds the headers of one request. Called once per attempt, so the first attempt
@@ -79,8 +85,10 @@ pub(crate) struct Outgoing<'a> {
 }
 
 impl HttpClient {
-    /// Builds a client: rustls with ring, HTTP/1.1 and h2 by ALPN, plain `http` too.
+    /// Builds a client: rustls with ring, HTTP/1.1 and h2 by ALPN, plain `http` too. The
+    /// proxy setting is resolved now (the environment is read once, here).
     pub fn new(config: ClientConfig) -> Result<Self, BuildError> {
+        let proxies = Arc::new(config.proxy.resolve().map_err(BuildError::Proxy)?);
         let mut roots = rustls::RootCertStore::empty();
         if config.native_roots {
             // Unreadable platform certificates are skipped. With no roots at all the
@@ -103,12 +111,13 @@ impl HttpClient {
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(config.connect_timeout));
+        let inner = ProxyConnector::new(http, tls.clone(), proxies.clone(), config.connect_timeout);
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
             .enable_http1()
             .enable_http2()
-            .wrap_connector(http);
+            .wrap_connector(inner);
         let loads = Arc::new(Loads::default());
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(config.pool_idle_timeout)
@@ -124,6 +133,7 @@ impl HttpClient {
             inner: Arc::new(Inner {
                 client,
                 config,
+                proxies,
                 loads,
                 user_agent,
             }),
@@ -154,12 +164,23 @@ impl HttpClient {
         let mut hops = 0;
         let mut resent = false;
         loop {
+            // An `http` request a proxy forwards carries the proxy's credentials; an
+            // `https` one is tunnelled, and they went with the CONNECT.
+            let forwarded = match self.inner.proxies.route(&url) {
+                Route::Via(proxy) if url.scheme_str() == Some("http") => Some(proxy),
+                _ => None,
+            };
             let mut req = Request::new(Full::new(out.body.clone()));
             *req.method_mut() = out.method.clone();
             *req.uri_mut() = url.clone();
             *req.headers_mut() = (out.headers)()?;
             if let Some(ua) = &self.inner.user_agent {
-                req.headers_mut().insert(USER_AGENT, ua.clone());
+                req.headers_mut()
+                    .entry(USER_AGENT)
+                    .or_insert_with(|| ua.clone());
+            }
+            if let Some(auth) = forwarded.as_ref().and_then(|p| p.basic_auth()) {
+                req.headers_mut().insert(PROXY_AUTHORIZATION, auth.clone());
             }
             let busy = self.inner.loads.busy(&url, out.background);
             let mut resp = match load::tracked(self.inner.client.request(req)).await {
@@ -179,6 +200,14 @@ impl HttpClient {
                 }
             };
             let status = resp.status();
+            if let Some(proxy) = &forwarded
+                && status == StatusCode::PROXY_AUTHENTICATION_REQUIRED
+            {
+                // Only a proxy answers 407: the request was not forwarded.
+                let refused =
+                    ProxyError::refused(proxy.uri(), status, proxy.basic_auth().is_some());
+                return Err(proxy_error(&refused, &out.method, &url));
+            }
             if !status.is_redirection() {
                 log.response(&resp);
                 resp.extensions_mut().insert(busy);
@@ -321,8 +350,21 @@ fn unsent(err: &hyper_util::client::legacy::Error) -> bool {
     !err.is_connect() && find_source::<hyper::Error>(err).is_some_and(hyper::Error::is_canceled)
 }
 
+/// A failure to connect through a proxy, as the error of a request to `url`.
+fn proxy_error(e: &ProxyError, method: &Method, url: &Uri) -> TransportError {
+    TransportError::new(
+        e.kind.clone(),
+        Delivery::NotSent,
+        format!("{}: {e}", place(method, url)),
+    )
+    .with_proxy_status(e.status)
+}
+
 fn classify(err: hyper_util::client::legacy::Error, method: &Method, url: &Uri) -> TransportError {
     let at = place(method, url);
+    if let Some(proxy) = find_source::<ProxyError>(&err) {
+        return proxy_error(proxy, method, url);
+    }
     if err.is_connect() {
         let (kind, what) = if find_source::<rustls::Error>(&err).is_some() {
             (ErrorKind::Tls, "the TLS handshake failed")

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use rustls::pki_types::CertificateDer;
 
+use crate::proxy::ProxyConfig;
+
 /// Settings of an [`HttpClient`](crate::HttpClient). `Default` gives production values.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -50,8 +52,11 @@ pub struct ClientConfig {
     pub default_retry: Duration,
     /// Upper bound on a server-requested `retry` wait (default 30 s).
     pub max_retry: Duration,
-    /// Sent as `User-Agent` when set.
+    /// Sent as `User-Agent` when set (a request's own `User-Agent` header wins).
     pub user_agent: Option<String>,
+    /// Which proxy to use (default: the environment's, read when the client is built;
+    /// loopback destinations never go through it). See [`ProxyConfig`].
+    pub proxy: ProxyConfig,
 }
 
 impl Default for ClientConfig {
@@ -72,6 +77,7 @@ impl Default for ClientConfig {
             default_retry: Duration::from_secs(1),
             max_retry: Duration::from_secs(30),
             user_agent: None,
+            proxy: ProxyConfig::default(),
         }
     }
 }

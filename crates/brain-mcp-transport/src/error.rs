@@ -109,6 +109,8 @@ struct Inner {
     delivery: Delivery,
     message: String,
     source: Option<Box<dyn StdError + Send + Sync>>,
+    /// The status a proxy refused the connection with.
+    proxy_status: Option<StatusCode>,
 }
 
 impl TransportError {
@@ -118,7 +120,20 @@ impl TransportError {
             delivery,
             message: message.into(),
             source: None,
+            proxy_status: None,
         }))
+    }
+
+    pub(crate) fn with_proxy_status(mut self, status: Option<StatusCode>) -> Self {
+        self.0.proxy_status = status;
+        self
+    }
+
+    /// The status a proxy refused the connection with: its answer to `CONNECT` (an
+    /// `https` destination), or a `407` to a request it was to forward (`http`). The
+    /// error is then a [`ErrorKind::Connect`] and the request was not sent.
+    pub fn proxy_status(&self) -> Option<StatusCode> {
+        self.0.proxy_status
     }
 
     pub(crate) fn with_source(
@@ -203,6 +218,7 @@ impl fmt::Debug for TransportError {
             .field("delivery", &self.0.delivery)
             .field("message", &self.0.message)
             .field("source", &self.0.source)
+            .field("proxy_status", &self.0.proxy_status)
             .finish()
     }
 }

@@ -11,7 +11,9 @@
 //! The HTTP side is [`HttpClient`]: one hyper-util pool with rustls (ring), HTTP/1.1
 //! and h2 chosen by ALPN, plain `http` for local servers. [`HttpClient::post`] returns
 //! [`PostReply::Accepted`] or a [`ReplyStream`] whose [`ReplyStream::next`] yields
-//! [`Inbound`] messages in order, ending at our response. The SSE decoder is public as
+//! [`Inbound`] messages in order, ending at our response. HTTP proxies come from the
+//! environment (curl's variables, loopback exempt) or [`ProxyConfig`]: `https` through a
+//! `CONNECT` tunnel, `http` forwarded. The SSE decoder is public as
 //! [`sse`]; the stdio child process transport is [`stdio`].
 //!
 //! # Delivery contract
@@ -58,6 +60,7 @@ mod load;
 mod media;
 pub mod observe;
 mod post;
+mod proxy;
 mod rpc;
 pub mod sse;
 pub mod stdio;
@@ -71,5 +74,6 @@ pub use headers::BearerToken;
 pub use load::PoolStats;
 pub use media::ContentType;
 pub use post::{PostReply, PostRequest};
+pub use proxy::ProxyConfig;
 pub use rpc::{ErrorCode, RequestId};
 pub use stream::{Inbound, ReplyStream};

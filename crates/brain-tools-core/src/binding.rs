@@ -30,6 +30,8 @@ pub struct Binding {
     pub(crate) output_schema: Option<Arc<Value>>,
     pub(crate) input_validator: CompiledSchema,
     pub(crate) output_validator: Option<CompiledSchema>,
+    /// Extra headers sent on every request to the server, as written.
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 /// Where a binding's tool is reached.
@@ -149,6 +151,13 @@ impl Binding {
         self.output_schema.as_deref()
     }
 
+    /// The extra headers sent on every request to the tool's server (`headers`): static,
+    /// non-secret values whose names the client does not set itself (see
+    /// [`check_headers`](crate::check_headers)). Empty when the binding has none.
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
     /// Whether the tool receives a session inspection token (never on MCP bindings).
     pub fn inspect_session(&self) -> bool {
         matches!(&self.endpoint, Endpoint::Http(http) if http.inspect_session)
@@ -208,6 +217,8 @@ impl Binding {
             output_schema: Option<&'a Value>,
             #[serde(skip_serializing_if = "std::ops::Not::not")]
             inspect_session: bool,
+            #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+            headers: serde_json::Map<String, Value>,
         }
         let form = Form {
             name: &self.name,
@@ -221,6 +232,11 @@ impl Binding {
             max_output_bytes: self.max_output_bytes,
             output_schema: self.output_schema.as_deref(),
             inspect_session: self.inspect_session(),
+            headers: self
+                .headers
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect(),
         };
         serde_json::to_value(form).unwrap_or(Value::Null)
     }
@@ -236,6 +252,14 @@ impl fmt::Debug for Binding {
             .field("timeout", &self.timeout)
             .field("max_output_bytes", &self.max_output_bytes)
             .field("has_output_schema", &self.output_schema.is_some())
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -3,7 +3,8 @@
 //! - [`HostConfig`] loads the host config and its [`Binding`]s, checking every rule at once.
 //! - [`CompiledSchema`] holds the validators compiled at load time.
 //! - [`Secret`] carries a bearer token without ever printing it.
-//! - [`EndpointUrl`] is the one rule for endpoint URLs (config, discovery, calls).
+//! - [`EndpointUrl`] is the one rule for endpoint URLs (config, discovery, calls), and
+//!   [`check_headers`] the one rule for a binding's extra headers.
 //! - [`ToolEvent`] and friends are the events the host consumes, with their JSON shapes.
 //!
 //! - [`run_call`] runs one [`ToolCall`] through the pipeline with a [`ToolExecutor`].
@@ -17,6 +18,7 @@ mod checks;
 mod config;
 mod event;
 mod executor;
+mod headers;
 pub mod observe;
 mod pipeline;
 mod schema;
@@ -34,6 +36,9 @@ pub use event::{
 pub use executor::{
     ExecContext, NoProgress, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor,
     ToolFailure, ToolOutput,
+};
+pub use headers::{
+    MAX_HEADER_BYTES, MAX_HEADERS, check_header_name, check_header_value, check_headers,
 };
 pub use pipeline::{run_call, run_call_with};
 pub use schema::{CompiledSchema, Violation, Violations};

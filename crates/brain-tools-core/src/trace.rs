@@ -245,8 +245,8 @@ mod tests {
         use tracing_subscriber::layer::SubscriberExt;
 
         let tracer = opentelemetry::trace::noop::NoopTracerProvider::new().tracer("test");
-        let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(tracer));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
         tracing::subscriber::with_default(subscriber, || {
             assert_eq!(TraceContext::from_current_span(), None);
             let remote = SpanContext::new(

@@ -55,6 +55,12 @@ fn record(
         accept: h("accept"),
         authorization: h("authorization"),
         status: None,
+        headers: headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect(),
     })
 }
 

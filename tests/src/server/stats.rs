@@ -34,6 +34,9 @@ pub struct Received {
     pub authorization: Option<String>,
     /// The HTTP status answered; `None` while the response head has not been produced.
     pub status: Option<u16>,
+    /// Every request header, names in lower case, values that are not visible ASCII
+    /// left out (see [`Received::header`]).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Received {
@@ -42,6 +45,14 @@ impl Received {
         (self.method.as_deref() == Some("notifications/cancelled"))
             .then(|| self.body.pointer("/params/requestId"))
             .flatten()
+    }
+
+    /// The value of request header `name` (any case), the first when repeated.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// Whether the body is a JSON-RPC response (a client's answer to a server request).
@@ -65,6 +76,10 @@ impl fmt::Debug for Received {
                 &self.authorization.as_ref().map(|_| "<redacted>"),
             )
             .field("status", &self.status)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .field("body", &self.body)
             .finish_non_exhaustive()
     }

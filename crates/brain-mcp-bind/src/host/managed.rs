@@ -43,7 +43,11 @@ pub struct ManagedServer {
 #[derive(Clone, Debug)]
 pub(crate) enum Kind {
     Stdio(StdioConfig),
-    Http { url: String, token: Option<Secret> },
+    Http {
+        url: String,
+        token: Option<Secret>,
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl ManagedServer {
@@ -62,6 +66,7 @@ impl ManagedServer {
             Kind::Http {
                 url: url.into(),
                 token: None,
+                headers: Vec::new(),
             },
         )
     }
@@ -139,6 +144,18 @@ impl ManagedServer {
     pub fn bearer(mut self, token: Secret) -> Self {
         if let Kind::Http { token: t, .. } = &mut self.kind {
             *t = Some(token);
+        }
+        self
+    }
+
+    /// Adds a header sent on every request to an HTTP server (ignored for stdio): for
+    /// discovery and every call. Static, non-secret values only (a token belongs in
+    /// [`Self::bearer`]); the rules are a host config binding's `headers`
+    /// (`brain_tools_core::check_headers`), checked when the server is added.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Kind::Http { headers, .. } = &mut self.kind {
+            headers.push((name.into(), value.into()));
         }
         self
     }

@@ -251,9 +251,18 @@ impl ToolHost {
         let deadline = Instant::now() + server.discovery_timeout;
         let mut started = None;
         let selected = match &server.kind {
-            Kind::Http { url, token } => {
+            Kind::Http {
+                url,
+                token,
+                headers,
+            } => {
+                brain_tools_core::check_headers(headers).map_err(|reason| {
+                    HostError::Invalid(format!("server {:?}: {reason}", server.name))
+                })?;
                 let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
-                let target = Target::new(url, bearer).map_err(HostError::Invalid)?;
+                let target = Target::new(url, bearer)
+                    .map_err(HostError::Invalid)?
+                    .with_headers(headers);
                 let within = deadline.saturating_duration_since(Instant::now());
                 let listed = discover::list_target(self.client(), &target, within)
                     .await

@@ -109,6 +109,14 @@ fn binding_json(tool: &Tool, spec: &ToolSpec, url: Option<&str>, target: &Target
     if let Some(url) = url {
         binding.insert("url".into(), json!(url));
         binding.insert("mcp_tool".into(), json!(tool.name));
+        if !target.headers.is_empty() {
+            let headers: Map<String, Value> = target
+                .headers
+                .iter()
+                .map(|h| (h.name.clone(), json!(h.value)))
+                .collect();
+            binding.insert("headers".into(), Value::Object(headers));
+        }
     }
     binding.insert("tenants".into(), json!(spec.tenants));
     let timeout = spec.timeout.map_or(DEFAULT_TIMEOUT_SECONDS, |t| {

@@ -154,6 +154,7 @@ impl StdioServer {
             url: http::Uri::from_static("http://stdio.invalid/"),
             key: format!("stdio:{}", self.inner.name),
             bearer: None,
+            headers: Vec::new(),
         }
     }
 

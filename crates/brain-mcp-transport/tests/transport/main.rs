@@ -11,6 +11,7 @@ mod exchange;
 mod faults;
 mod pool;
 mod progress;
+mod proxy;
 mod redirect;
 mod resume;
 mod server;

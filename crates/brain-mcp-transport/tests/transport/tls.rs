@@ -10,23 +10,29 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use crate::server::{TestServer, handler, json};
 use crate::{exchange, post, response};
 
-struct Pki {
-    ca_der: CertificateDer<'static>,
+pub struct Pki {
+    pub ca_der: CertificateDer<'static>,
     ca_pem: String,
     leaf: CertificateDer<'static>,
     key: PrivateKeyDer<'static>,
 }
 
-fn pki() -> Pki {
+/// A CA and a leaf for `localhost`, `127.0.0.1` and `mcp.test` (a name only the test
+/// proxy resolves).
+pub fn pki() -> Pki {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
     let leaf_key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca)
-        .unwrap();
+    let leaf = CertificateParams::new(vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "mcp.test".to_owned(),
+    ])
+    .unwrap()
+    .signed_by(&leaf_key, &ca)
+    .unwrap();
     Pki {
         ca_der: ca.der().clone(),
         ca_pem: ca.pem(),
@@ -35,7 +41,12 @@ fn pki() -> Pki {
     }
 }
 
-fn acceptor(pki: &Pki) -> tokio_rustls::TlsAcceptor {
+pub fn acceptor(pki: &Pki) -> tokio_rustls::TlsAcceptor {
+    tokio_rustls::TlsAcceptor::from(server_config(pki, &[b"h2", b"http/1.1"]))
+}
+
+/// A TLS server configuration with `pki`'s leaf, offering `alpn`.
+pub fn server_config(pki: &Pki, alpn: &[&[u8]]) -> Arc<rustls::ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -43,8 +54,8 @@ fn acceptor(pki: &Pki) -> tokio_rustls::TlsAcceptor {
         .with_no_client_auth()
         .with_single_cert(vec![pki.leaf.clone()], pki.key.clone_key())
         .unwrap();
-    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    tokio_rustls::TlsAcceptor::from(Arc::new(cfg))
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Arc::new(cfg)
 }
 
 async fn tls_server(pki: &Pki) -> TestServer {

@@ -11,6 +11,7 @@ use super::error::{Errors, field_path, index_path};
 use super::rules;
 use super::suggest::suggest;
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
+use crate::headers;
 use crate::schema::CompiledSchema;
 use crate::url::EndpointUrl;
 
@@ -27,6 +28,7 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "max_output_bytes",
     "output_schema",
     "inspect_session",
+    "headers",
 ];
 
 /// Schemas seen so far, so that bindings with equal schemas share one copy of the schema
@@ -198,6 +200,7 @@ pub(crate) fn parse_binding(
         rules::MAX_OUTPUT_BYTES,
     );
     let output_schema = fields.schema("output_schema", false, cache);
+    let extra_headers = fields.headers();
     let inspect_session = match object.get("inspect_session") {
         None => Some(false),
         Some(Value::Bool(_)) if is_mcp => {
@@ -242,6 +245,7 @@ pub(crate) fn parse_binding(
         output_schema: output.as_ref().map(|(schema, _)| schema.clone()),
         output_validator: output.map(|(_, validator)| validator),
         input_validator,
+        headers: extra_headers?,
     })
 }
 
@@ -325,6 +329,54 @@ impl<'a> Fields<'a, '_> {
                 None
             }
         }
+    }
+
+    /// `headers`: an object of header names and string values, by the rule of
+    /// [`crate::headers`]; every problem is reported at its header.
+    fn headers(&mut self) -> Option<Vec<(String, String)>> {
+        let map = match self.object.get("headers") {
+            None => return Some(Vec::new()),
+            Some(Value::Object(map)) => map,
+            Some(_) => {
+                self.error(
+                    "headers",
+                    "must be an object of header names and string values",
+                );
+                return None;
+            }
+        };
+        let headers_path = field_path(self.path, "headers");
+        let mut list: Vec<(String, String)> = Vec::with_capacity(map.len());
+        let mut ok = true;
+        for (name, value) in map {
+            let path = field_path(&headers_path, name);
+            let mut problem = |reason: String| {
+                self.errors.push(&path, reason);
+                ok = false;
+            };
+            if let Err(reason) = headers::check_header_name(name) {
+                problem(reason);
+            } else if let Some((first, _)) = list.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))
+            {
+                problem(format!(
+                    "duplicate header; {first:?} is the same name (header names ignore case)"
+                ));
+            }
+            match value {
+                Value::String(text) => {
+                    if let Err(reason) = headers::check_header_value(text) {
+                        problem(reason);
+                    }
+                    list.push((name.clone(), text.clone()));
+                }
+                _ => problem("must be a string".to_owned()),
+            }
+        }
+        if let Err(reason) = headers::check_totals(map.len(), headers::total_bytes(&list)) {
+            self.error("headers", reason);
+            ok = false;
+        }
+        ok.then_some(list)
     }
 
     /// `tenants`: a non-empty array of distinct non-empty strings.

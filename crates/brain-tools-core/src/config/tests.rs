@@ -410,7 +410,7 @@ fn unknown_fields_get_suggestions() {
     assert_eq!(
         one_error(with(mcp("x"), "colour", json!("red"))),
         "tools[1].colour: unknown field; expected one of: name, description, input_schema, url, \
-         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session"
+         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers"
     );
 }
 
@@ -437,7 +437,7 @@ fn all_errors_are_reported_at_once() {
          tools[0].tenants: must not be empty: list the tenants allowed to call the tool\n\
          tools[0].timeout_seconds: must be between 1 and 86400\n\
          tools[0].timout: unknown field; expected one of: name, description, input_schema, url, \
-         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session\n\
+         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers\n\
          tools[1].max_output_bytes: must be between 1 and 67108864\n\
          extra: unknown field; expected one of: tools"
     );
@@ -472,7 +472,7 @@ fn shared_schemas_compile_once() {
 
 #[test]
 fn equal_schemas_share_one_copy_whatever_their_key_order() {
-    let schema = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    let schema = |text: &str| serde_json::from_str::<Value>(text).unwrap();
     let one =
         schema(r#"{"type": "object", "properties": {"q": {"type": "string", "maxLength": 9}}}"#);
     let two =
@@ -523,4 +523,5 @@ fn streamed_and_whole_loads_agree() {
     );
 }
 
+mod headers;
 mod properties;
