@@ -116,7 +116,7 @@ impl ToolExecutor for McpExecutor {
             ));
         };
         let tool = mcp.tool();
-        let target = Target::new(mcp.url().as_str(), bearer)
+        let target = Target::checked(mcp.url(), bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
             .with_headers(binding.headers());
         observe::call_target(&target, tool);
@@ -145,7 +145,7 @@ impl McpExecutor {
             ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
             RequestId::String(ctx.call.call_id.clone()),
         );
-        request.meta = Some(&scope);
+        request.raw_meta = &scope;
         request.input_schema = Some(binding.input_schema());
         let budget = read_budget(binding.max_output_bytes());
         let answer = match era {
@@ -367,21 +367,35 @@ fn answer_value(answer: Result<Value, Refusal>) -> Value {
 
 /// The `_meta` of a `tools/call`: `brain.dev/scope` (which tenant, session and call this
 /// is) and, when the call carries a trace context, `traceparent` and `tracestate` (the
-/// keys MCP reserves for W3C trace context; checked when the context was built).
-pub(crate) fn scope(ctx: &ExecContext<'_>) -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert(
-        brain_mcp_proto::meta::BRAIN_SCOPE.to_owned(),
-        json!({
-            "tenant_id": ctx.call.tenant,
-            "session_id": ctx.call.session_id,
-            "call_id": ctx.call.call_id,
-        }),
-    );
-    if let Some(trace) = &ctx.call.trace {
-        meta.insert("traceparent".to_owned(), trace.traceparent().into());
-        if let Some(state) = trace.tracestate() {
-            meta.insert("tracestate".to_owned(), state.into());
+/// keys MCP reserves for W3C trace context; checked when the context was built). Each
+/// value is written as JSON here, from borrowed parts.
+pub(crate) fn scope(ctx: &ExecContext<'_>) -> Vec<(&'static str, Box<RawValue>)> {
+    #[derive(serde::Serialize)]
+    struct Scope<'a> {
+        tenant_id: &'a str,
+        session_id: &'a str,
+        call_id: &'a str,
+    }
+    let call = ctx.call;
+    let mut meta = Vec::with_capacity(3);
+    let scope = Scope {
+        tenant_id: &call.tenant,
+        session_id: &call.session_id,
+        call_id: &call.call_id,
+    };
+    // Strings only: writing them as JSON cannot fail.
+    if let Ok(raw) = serde_json::value::to_raw_value(&scope) {
+        meta.push((brain_mcp_proto::meta::BRAIN_SCOPE, raw));
+    }
+    if let Some(trace) = &call.trace {
+        if let Ok(raw) = serde_json::value::to_raw_value(trace.traceparent()) {
+            meta.push(("traceparent", raw));
+        }
+        if let Some(raw) = trace
+            .tracestate()
+            .and_then(|s| serde_json::value::to_raw_value(s).ok())
+        {
+            meta.push(("tracestate", raw));
         }
     }
     meta

@@ -91,6 +91,8 @@ pub(crate) struct Target {
     pub(crate) url: Uri,
     /// The endpoint as configured, the era cache key.
     pub(crate) key: String,
+    /// `scheme://host[:port]`, what logs and messages name: never the path or query.
+    pub(crate) origin: String,
     /// The bearer token, sent only to this endpoint's origin.
     pub(crate) bearer: Option<BearerToken>,
     /// The binding's extra headers (checked by `brain_tools_core::check_headers`), for
@@ -104,27 +106,30 @@ impl Target {
     /// URL that loads is one the HTTP layer can send to. The error never repeats the URL.
     pub(crate) fn new(url: &str, bearer: Option<BearerToken>) -> Result<Self, String> {
         let checked = EndpointUrl::parse(url).map_err(|reason| format!("the URL {reason}"))?;
+        Self::checked(&checked, bearer)
+    }
+
+    /// A target for a URL the config loader already checked (a binding's): the rule is
+    /// not run again on every call.
+    pub(crate) fn checked(url: &EndpointUrl, bearer: Option<BearerToken>) -> Result<Self, String> {
         // The rule accepts a subset of what `Uri` parses; a failure here is a bug in the
         // rule, reported rather than trusted.
         let parsed: Uri = url
+            .as_str()
             .parse()
-            .map_err(|_| format!("the URL of {} cannot be sent to", checked.origin()))?;
+            .map_err(|_| format!("the URL of {} cannot be sent to", url.origin()))?;
         Ok(Self {
             url: parsed,
-            key: url.to_owned(),
+            key: url.as_str().to_owned(),
+            origin: url.origin().to_owned(),
             bearer,
             headers: Vec::new(),
         })
     }
 
-    /// `scheme://host:port`, for logs: never the path or query, which may hold keys.
-    pub(crate) fn origin(&self) -> String {
-        let scheme = self.url.scheme_str().unwrap_or("http");
-        let host = self.url.host().unwrap_or("?");
-        match self.url.port_u16() {
-            Some(port) => format!("{scheme}://{host}:{port}"),
-            None => format!("{scheme}://{host}"),
-        }
+    /// `scheme://host[:port]`, for logs: never the path or query, which may hold keys.
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// This target with `headers` (a binding's, already checked) on every request.

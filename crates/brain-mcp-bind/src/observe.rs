@@ -91,7 +91,7 @@ pub(crate) fn cancel_sent() {
 pub(crate) fn call_target(target: &Target, tool: &str) {
     let span = Span::current();
     span.record("remote_tool", tool);
-    span.record("server", target.origin().as_str());
+    span.record("server", target.origin());
 }
 
 /// Notes on the current call span how many exchanges the call made and the bytes of the

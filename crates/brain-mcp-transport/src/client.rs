@@ -238,8 +238,31 @@ pub(crate) fn origin(url: &Uri) -> String {
     }
 }
 
-pub(crate) fn place(method: &Method, url: &Uri) -> String {
-    format!("{method} {}", origin(url))
+/// `METHOD scheme://host:port` of an exchange, for messages; written out only when a
+/// message needs it (most exchanges never fail).
+pub(crate) fn place(method: &Method, url: &Uri) -> Place {
+    Place {
+        method: method.clone(),
+        url: url.clone(),
+    }
+}
+
+/// Where an exchange went, shown as `METHOD scheme://host:port` (see [`origin`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    method: Method,
+    url: Uri,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = self.url.scheme_str().unwrap_or("?");
+        let host = self.url.host().unwrap_or("?");
+        match self.url.port_u16() {
+            Some(p) => write!(f, "{} {scheme}://{host}:{p}", self.method),
+            None => write!(f, "{} {scheme}://{host}", self.method),
+        }
+    }
 }
 
 fn redirect_error(method: &Method, url: &Uri, what: &str) -> TransportError {

@@ -9,7 +9,7 @@ use http::{Method, Response, StatusCode, Uri};
 use hyper::body::Incoming;
 
 use crate::body::{self, Budget};
-use crate::client::{HttpClient, Outgoing, place};
+use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers::{self, BearerToken};
 use crate::load::Busy;
@@ -226,7 +226,7 @@ impl HttpClient {
     /// Turns a non-success reply into a typed error, reading a bounded prefix of its body.
     pub(crate) async fn status_error(
         &self,
-        at: &str,
+        at: &Place,
         resp: &mut Response<Incoming>,
         budget: &mut Budget,
     ) -> TransportError {

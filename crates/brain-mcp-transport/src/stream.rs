@@ -9,7 +9,7 @@ use http::{Method, Uri};
 use hyper::body::Incoming;
 
 use crate::body::{self, Budget};
-use crate::client::{HttpClient, Outgoing, place};
+use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use brain_mcp_proto::client::Header;
 
@@ -56,7 +56,7 @@ pub struct ReplyStream {
 
 #[derive(Debug)]
 struct State {
-    at: String,
+    at: Place,
     body: Option<Incoming>,
     /// Counts the reply's connection as in use while the body is held.
     busy: Option<Busy>,
@@ -84,7 +84,7 @@ struct State {
 impl ReplyStream {
     #[allow(clippy::too_many_arguments)] // one constructor, called once, from `post`
     pub(crate) fn new(
-        at: String,
+        at: Place,
         (body, busy): (Incoming, Option<Busy>),
         content_type: ContentType,
         session_id: Option<String>,
@@ -268,7 +268,7 @@ impl State {
     async fn stream_ended(&mut self) -> Result<(), TransportError> {
         self.body = None;
         self.busy = None;
-        let ended = |at: &str, why: &str| {
+        let ended = |at: &Place, why: &str| {
             TransportError::new(
                 ErrorKind::StreamEnded,
                 Delivery::MaybeSent,
@@ -363,7 +363,7 @@ async fn resume_get(
     Ok(resp.into_body())
 }
 
-fn sse_error(at: &str, e: SseError) -> TransportError {
+fn sse_error(at: &Place, e: SseError) -> TransportError {
     match e {
         SseError::EventTooLarge { limit } => TransportError::new(
             ErrorKind::BodyTooLarge { limit },
@@ -373,7 +373,7 @@ fn sse_error(at: &str, e: SseError) -> TransportError {
     }
 }
 
-fn utf8(at: &str, bytes: Bytes) -> Result<String, TransportError> {
+fn utf8(at: &Place, bytes: Bytes) -> Result<String, TransportError> {
     String::from_utf8(Vec::from(bytes))
         .map_err(|_| unexpected(format!("{at}: the JSON reply is not UTF-8")))
 }

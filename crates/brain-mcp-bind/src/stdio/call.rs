@@ -33,7 +33,7 @@ pub(crate) async fn execute(
         ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS),
         progress_token(era, ctx, &id),
     );
-    request.meta = Some(&scope);
+    request.raw_meta = &scope;
     request.input_schema = Some(ctx.binding.input_schema());
     let limits = Limits {
         response: read_budget(ctx.binding.max_output_bytes()),

@@ -153,6 +153,7 @@ impl StdioServer {
         Target {
             url: http::Uri::from_static("http://stdio.invalid/"),
             key: format!("stdio:{}", self.inner.name),
+            origin: format!("stdio:{}", self.inner.name),
             bearer: None,
             headers: Vec::new(),
         }

@@ -8,7 +8,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::headers::{param_header_values, param_headers};
 use crate::jsonrpc::{self, Incoming, Message, RequestId};
-use crate::mcp::{InputRequiredResult, RequestMeta, ResultType, methods, parse, peek_result_type};
+use crate::mcp::{InputRequiredResult, ResultType, methods, parse, peek_result_type};
+use crate::meta;
 
 use super::framing::Framing;
 use super::handshake;
@@ -30,6 +31,10 @@ pub struct CallRequest<'a> {
     pub progress_token: RequestId,
     /// Other `_meta` keys (for Brain, `brain.dev/scope`).
     pub meta: Option<&'a Map<String, Value>>,
+    /// More `_meta` keys with their values already written as JSON, after [`Self::meta`]'s
+    /// (a caller that builds the same keys for every call saves a map). Keys must not
+    /// repeat those of `meta`.
+    pub raw_meta: &'a [(&'a str, Box<RawValue>)],
     /// The tool's input schema, whose `x-mcp-header` annotations name the arguments
     /// also sent as `Mcp-Param-*` headers in the 2026 era.
     pub input_schema: Option<&'a Value>,
@@ -47,6 +52,7 @@ impl<'a> CallRequest<'a> {
             arguments,
             progress_token,
             meta: None,
+            raw_meta: &[],
             input_schema: None,
         }
     }
@@ -182,11 +188,14 @@ impl Call {
         identity: &Identity,
         round: Option<(&Map<String, Value>, Option<&str>)>,
     ) -> Outgoing {
-        let base: RequestMeta = self.framing.meta(identity);
         let meta = MetaView {
             progress_token: &request.progress_token,
-            base: &base,
+            stateless: match &self.framing {
+                Framing::Stateless(version) => Some((version.as_str(), identity)),
+                Framing::Handshake { .. } => None,
+            },
             extra: request.meta,
+            raw: request.raw_meta,
         };
         let params = CallParams {
             name: request.tool,
@@ -212,7 +221,9 @@ impl Call {
         };
         let mut out = Outgoing::new(methods::TOOLS_CALL, body, headers, Expect::Response(id));
         out.resume_attempts = self.framing.resume_attempts();
-        out.resume_headers = self.framing.base_headers();
+        if out.resume_attempts > 0 {
+            out.resume_headers = self.framing.base_headers();
+        }
         out
     }
 
@@ -453,13 +464,48 @@ struct CallParams<'a> {
     request_state: Option<&'a str>,
 }
 
-/// A request's `_meta` written from its parts, without copying them into one map.
-#[derive(Serialize)]
+/// A request's `_meta` written from its parts, borrowed: the progress token, in the 2026
+/// era the version, capabilities and client info (the keys and order of
+/// [`Framing::meta`]), then the caller's other keys, except those already written.
 struct MetaView<'a> {
-    #[serde(rename = "progressToken")]
     progress_token: &'a RequestId,
-    #[serde(flatten)]
-    base: &'a RequestMeta,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    stateless: Option<(&'a str, &'a Identity)>,
     extra: Option<&'a Map<String, Value>>,
+    raw: &'a [(&'a str, Box<RawValue>)],
+}
+
+impl MetaView<'_> {
+    /// Whether `key` was written before the caller's keys.
+    fn written(&self, key: &str) -> bool {
+        key == meta::PROGRESS_TOKEN
+            || (self.stateless.is_some()
+                && matches!(
+                    key,
+                    meta::PROTOCOL_VERSION | meta::CLIENT_CAPABILITIES | meta::CLIENT_INFO
+                ))
+    }
+}
+
+impl Serialize for MetaView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry(meta::PROGRESS_TOKEN, self.progress_token)?;
+        if let Some((version, identity)) = self.stateless {
+            map.serialize_entry(meta::PROTOCOL_VERSION, version)?;
+            map.serialize_entry(meta::CLIENT_CAPABILITIES, identity.capabilities_json())?;
+            map.serialize_entry(meta::CLIENT_INFO, identity.info_json())?;
+        }
+        for (key, value) in self.extra.into_iter().flatten() {
+            if !self.written(key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for (key, value) in self.raw {
+            if !self.written(key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
 }

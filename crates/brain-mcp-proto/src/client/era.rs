@@ -44,8 +44,8 @@ pub fn probe(id: RequestId, identity: &Identity) -> Outgoing {
     let version = ProtocolVersion::LATEST;
     let params = EmptyParams {
         meta: Some(
-            RequestMetaBuilder::new(version, identity.capabilities.clone())
-                .client_info(identity.info.clone())
+            RequestMetaBuilder::new(version, identity.capabilities().clone())
+                .client_info(identity.info().clone())
                 .build(),
         ),
         ..EmptyParams::default()

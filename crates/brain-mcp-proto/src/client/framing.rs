@@ -131,8 +131,8 @@ impl Framing {
     /// `initialize`).
     pub fn meta(&self, identity: &Identity) -> RequestMeta {
         match self {
-            Self::Stateless(v) => RequestMetaBuilder::new(*v, identity.capabilities.clone())
-                .client_info(identity.info.clone())
+            Self::Stateless(v) => RequestMetaBuilder::new(*v, identity.capabilities().clone())
+                .client_info(identity.info().clone())
                 .build(),
             Self::Handshake { .. } => RequestMeta::default(),
         }

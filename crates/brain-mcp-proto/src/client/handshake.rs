@@ -21,8 +21,8 @@ pub const OFFERED: ProtocolVersion = version::LATEST_HANDSHAKE;
 pub fn initialize(id: RequestId, identity: &Identity) -> Outgoing {
     let params = InitializeParams {
         protocol_version: OFFERED.as_str().to_owned(),
-        capabilities: identity.capabilities.clone(),
-        client_info: identity.info.clone(),
+        capabilities: identity.capabilities().clone(),
+        client_info: identity.info().clone(),
         meta: None,
         extra: serde_json::Map::new(),
     };

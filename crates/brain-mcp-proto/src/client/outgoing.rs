@@ -1,5 +1,9 @@
 //! What the core asks a driver to send.
 
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
 use crate::jsonrpc::RequestId;
 use crate::mcp::{ClientCapabilities, Implementation};
 
@@ -89,29 +93,62 @@ impl Outgoing {
 }
 
 /// Who the client is: what it sends as `clientInfo` and the capabilities it declares.
+/// Both are also kept as JSON, written once, since every 2026-era request carries them.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct Identity {
-    /// `clientInfo`.
-    pub info: Implementation,
-    /// The declared capabilities (none, for a client that answers no server request).
-    pub capabilities: ClientCapabilities,
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    /// `info` and `capabilities` as JSON.
+    rendered: Arc<(Box<RawValue>, Box<RawValue>)>,
 }
 
 impl Identity {
     /// A client named `info` that declares no capability.
     pub fn new(info: Implementation) -> Self {
+        Self::of(info, ClientCapabilities::default())
+    }
+
+    fn of(info: Implementation, capabilities: ClientCapabilities) -> Self {
+        // Both are plain data (strings, maps, flags): writing them cannot fail; `null`
+        // stands in should it ever.
+        let render = |value: Result<Box<RawValue>, serde_json::Error>| {
+            value.unwrap_or_else(|_| RawValue::NULL.to_owned())
+        };
+        let rendered = Arc::new((
+            render(serde_json::value::to_raw_value(&info)),
+            render(serde_json::value::to_raw_value(&capabilities)),
+        ));
         Self {
             info,
-            capabilities: ClientCapabilities::default(),
+            capabilities,
+            rendered,
         }
     }
 
     /// The same client declaring `capabilities`.
     #[must_use]
-    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
-        self.capabilities = capabilities;
-        self
+    pub fn with_capabilities(self, capabilities: ClientCapabilities) -> Self {
+        Self::of(self.info, capabilities)
+    }
+
+    /// `clientInfo`.
+    pub fn info(&self) -> &Implementation {
+        &self.info
+    }
+
+    /// The declared capabilities (none, for a client that answers no server request).
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// `clientInfo` as JSON, written when the identity was made.
+    pub(crate) fn info_json(&self) -> &RawValue {
+        &self.rendered.0
+    }
+
+    /// The capabilities as JSON, written when the identity was made.
+    pub(crate) fn capabilities_json(&self) -> &RawValue {
+        &self.rendered.1
     }
 
     /// Whether the client declared it can answer requests for user input.

@@ -203,12 +203,32 @@ impl Walker {
 /// property-name order), or says why the annotations are invalid. An invalid
 /// annotation invalidates the whole tool for HTTP use.
 pub fn param_headers(input_schema: &Value) -> Result<Vec<ParamHeader>, InvalidParamHeader> {
+    if !may_annotate(input_schema, 0) {
+        // Nothing to find and nothing deep enough to refuse: most schemas, on every call.
+        return Ok(Vec::new());
+    }
     let mut walker = Walker {
         found: Vec::new(),
         seen: HashSet::new(),
     };
     walker.walk(input_schema, Some(&[]), &mut Vec::new())?;
     Ok(walker.found)
+}
+
+/// Whether the walk could find an annotation or refuse the schema: an `x-mcp-header` key
+/// anywhere, or nesting deep enough that the walk's location could pass [`MAX_DEPTH`]
+/// (each level of nesting adds one or two steps to it). Allocates nothing.
+fn may_annotate(node: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH / 2 {
+        return true;
+    }
+    match node {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| key == X_MCP_HEADER || may_annotate(value, depth + 1)),
+        Value::Array(items) => items.iter().any(|item| may_annotate(item, depth + 1)),
+        _ => false,
+    }
 }
 
 /// The `(header name, value)` pairs for one call. Parameters whose value is
@@ -343,5 +363,35 @@ mod tests {
             schema = json!({"not": schema});
         }
         assert_eq!(problem(schema), ParamHeaderProblem::TooDeep);
+    }
+
+    #[test]
+    fn the_shortcut_agrees_with_the_walk() {
+        // Schemas without annotations, shallow and deep, nested through every kind of
+        // step: the shortcut must give what the full walk gives.
+        let mut cases = vec![json!({"type":"object","properties":{"a":{"type":"string"}}})];
+        for depth in [10, 20, 31, 32, 33, 40, 64, 65, 100] {
+            for step in ["not", "properties", "items"] {
+                let mut schema = json!({"type":"string"});
+                for _ in 0..depth {
+                    schema = match step {
+                        "properties" => json!({"properties": {"p": schema}}),
+                        "items" => json!({"anyOf": [schema]}),
+                        _ => json!({"not": schema}),
+                    };
+                }
+                cases.push(schema);
+            }
+        }
+        for schema in cases {
+            let mut walker = Walker {
+                found: Vec::new(),
+                seen: HashSet::new(),
+            };
+            let walked = walker
+                .walk(&schema, Some(&[]), &mut Vec::new())
+                .map(|()| walker.found);
+            assert_eq!(param_headers(&schema), walked);
+        }
     }
 }

@@ -39,7 +39,11 @@ fn push_str(out: &mut Vec<u8>, s: &str) {
 
 fn push_id(out: &mut Vec<u8>, id: &RequestId) {
     match id {
-        RequestId::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        RequestId::Number(n) => {
+            use std::io::Write as _;
+            // Writing into a Vec cannot fail.
+            let _ = write!(out, "{n}");
+        }
         RequestId::String(s) => push_str(out, s),
     }
 }
@@ -65,7 +69,8 @@ fn push_params<T: Serialize + ?Sized>(
 /// every one keeps the JSON equal and makes it safe for line framing.
 fn finish(mut out: Vec<u8>) -> Vec<u8> {
     out.push(b'}');
-    if out.iter().any(|&b| b == b'\n' || b == b'\r') {
+    // `contains` on bytes is a memchr, much cheaper than a per-byte test of both.
+    if out.contains(&b'\n') || out.contains(&b'\r') {
         out.retain(|&b| b != b'\n' && b != b'\r');
     }
     out
@@ -78,7 +83,9 @@ pub fn encode_request<T: Serialize + ?Sized>(
     method: &str,
     params: &T,
 ) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Vec::with_capacity(64);
+    // Room for a typical request without regrowing (a tools/call with `_meta` is a few
+    // hundred bytes).
+    let mut out = Vec::with_capacity(512);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     push_id(&mut out, id);
     out.extend_from_slice(b",\"method\":");
@@ -115,7 +122,9 @@ pub fn encode_response<T: Serialize + ?Sized>(
     id: &RequestId,
     result: &T,
 ) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Vec::with_capacity(64);
+    // Room for a typical request without regrowing (a tools/call with `_meta` is a few
+    // hundred bytes).
+    let mut out = Vec::with_capacity(512);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     push_id(&mut out, id);
     out.extend_from_slice(b",\"result\":");

@@ -326,3 +326,61 @@ fn cancelling_per_era() {
         "the 2026 era cancels by closing the stream"
     );
 }
+
+#[test]
+fn the_borrowed_meta_is_what_the_builder_writes() {
+    // The call writes `_meta` from borrowed parts; it must be byte for byte the object
+    // `Framing::meta` (the era's keys, through `RequestMetaBuilder`) gives with the
+    // progress token and the caller's keys added, and a caller's key that repeats one
+    // already written is left out rather than written twice.
+    let arguments = args();
+    let extra: Map<String, Value> = serde_json::from_value(json!({
+        "brain.dev/scope": {"tenant_id": "t", "call_id": "c"},
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "progressToken": "forged",
+        "io.modelcontextprotocol/protocolVersion": "1999-01-01",
+    }))
+    .unwrap();
+    for (framing, who) in [
+        (session(), identity()),
+        (Framing::Stateless(V2026), identity()),
+        (Framing::Stateless(V2026), with_input()),
+    ] {
+        let raw = [
+            (
+                "tracestate",
+                serde_json::value::to_raw_value("k=v").unwrap(),
+            ),
+            (
+                "progressToken",
+                serde_json::value::to_raw_value("forged").unwrap(),
+            ),
+        ];
+        let mut request = CallRequest::new("t", &arguments, RequestId::from("call-1"));
+        request.meta = Some(&extra);
+        request.raw_meta = &raw;
+        let (_, out) = Call::start(framing.clone(), RequestId::Number(1), &request, &who);
+        let sent = String::from_utf8(out.body).unwrap();
+
+        // Written out by hand to keep the order: the token, the era's keys as the
+        // builder serializes them, then the caller's keys in their map's order.
+        let base = serde_json::to_string(&framing.meta(&who)).unwrap();
+        let base_members = &base[1..base.len() - 1];
+        let era_keys = serde_json::to_value(framing.meta(&who)).unwrap();
+        let mut members = vec![r#""progressToken":"call-1""#.to_owned()];
+        if !base_members.is_empty() {
+            members.push(base_members.to_owned());
+        }
+        for (key, value) in &extra {
+            if key != "progressToken" && era_keys.get(key).is_none() {
+                members.push(format!("{}:{}", json!(key), value));
+            }
+        }
+        members.push(r#""tracestate":"k=v""#.to_owned());
+        let meta_text = format!("{{{}}}", members.join(","));
+        assert!(
+            sent.contains(&format!(r#""_meta":{meta_text}"#)),
+            "sent {sent}\nexpected _meta {meta_text}"
+        );
+    }
+}
