@@ -1,5 +1,6 @@
 //! MCP request headers, the bearer token, and session id validation.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use brain_mcp_proto::client::Header;
@@ -47,9 +48,16 @@ pub(crate) fn apply(
     map: &mut HeaderMap,
 ) -> Result<(), TransportError> {
     for header in headers {
-        let name = HeaderName::from_bytes(header.name.as_bytes())
-            .map_err(|_| invalid(format!("`{}` is not a valid header name", header.name)))?;
-        let mut value = value_of(&header.name, &header.value)?;
+        let name = match &header.name {
+            // A fixed name (the core's own) is used in place, without a copy.
+            Cow::Borrowed(name) if is_plain_name(name) => HeaderName::from_static(name),
+            name => HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| invalid(format!("`{name}` is not a valid header name")))?,
+        };
+        let mut value = match &header.value {
+            Cow::Borrowed(value) if is_plain_value(value) => HeaderValue::from_static(value),
+            value => value_of(&header.name, value)?,
+        };
         value.set_sensitive(header.sensitive);
         map.insert(name, value);
     }
@@ -61,6 +69,22 @@ pub(crate) fn apply(
         map.insert(AUTHORIZATION, v);
     }
     Ok(())
+}
+
+/// Whether [`HeaderName::from_static`] takes `name` (lower-case letters, digits and `-`,
+/// short): checked first, since it panics on anything else.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// Whether [`HeaderValue::from_static`] takes `value` (visible ASCII and spaces): checked
+/// first, since it panics on anything else.
+fn is_plain_value(value: &str) -> bool {
+    value.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
 
 fn value_of(name: &str, value: &str) -> Result<HeaderValue, TransportError> {
@@ -132,6 +156,31 @@ mod tests {
         assert!(map["mcp-session-id"].is_sensitive());
         assert!(!map["mcp-method"].is_sensitive());
         assert!(!format!("{:?}", BearerToken::new("s3cret")).contains("s3cret"));
+    }
+
+    #[test]
+    fn fixed_and_built_headers_are_checked_alike() {
+        // Borrowed names and values take the no-copy path only when it cannot panic;
+        // anything else is checked as an owned one would be.
+        let cases: [(Header, bool); 8] = [
+            (Header::new("mcp-method", "tools/call"), true),
+            (Header::new("mcp-method", String::from("tools/call")), true),
+            (Header::new("x-a", "with space and ~"), true),
+            (Header::new("Upper-Name", "v"), true),
+            (Header::new("bad name", "v"), false),
+            (Header::new("", "v"), false),
+            (Header::new("x-a", "line\nbreak"), false),
+            (Header::new("x-a", "caf\u{e9}"), true),
+        ];
+        for (header, ok) in cases {
+            let mut map = HeaderMap::new();
+            let applied = apply(std::slice::from_ref(&header), None, &mut map);
+            assert_eq!(applied.is_ok(), ok, "{header:?}");
+            if ok {
+                let name = header.name.to_ascii_lowercase();
+                assert_eq!(map[name.as_str()], header.value.as_ref());
+            }
+        }
     }
 
     #[test]

@@ -113,7 +113,7 @@ fn binding_json(tool: &Tool, spec: &ToolSpec, url: Option<&str>, target: &Target
             let headers: Map<String, Value> = target
                 .headers
                 .iter()
-                .map(|h| (h.name.clone(), json!(h.value)))
+                .map(|h| (h.name.to_string(), json!(h.value)))
                 .collect();
             binding.insert("headers".into(), Value::Object(headers));
         }

@@ -1,12 +1,19 @@
 //! How a request is framed in each era: its headers and, in the 2026 era, its `_meta`.
 
-use crate::headers::{self, encode_header_str};
+use crate::headers::encode_header_str;
 use crate::mcp::RequestMeta;
 use crate::meta::RequestMetaBuilder;
 use crate::version::ProtocolVersion;
 
 use super::era::Era;
 use super::outgoing::{Header, Identity};
+
+/// The MCP header names, lower-case as [`Header`] wants them (checked against
+/// [`crate::headers`] by a test).
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const METHOD: &str = "mcp-method";
+const NAME: &str = "mcp-name";
 
 /// Resume attempts for a broken handshake-era reply stream (SEP-1699).
 const HANDSHAKE_RESUMES: u32 = 2;
@@ -65,18 +72,15 @@ impl Framing {
     /// ASCII) and the `Mcp-Param-*` headers in `params` (name, encoded value).
     pub fn headers(
         &self,
-        method: &str,
+        method: &'static str,
         name: Option<&str>,
         params: Vec<(String, String)>,
     ) -> Vec<Header> {
         let mut out = self.base_headers();
         if let Self::Stateless(_) = self {
-            out.push(Header::new(lower(headers::MCP_METHOD), method));
+            out.push(Header::new(METHOD, method));
             if let Some(name) = name {
-                out.push(Header::new(
-                    lower(headers::MCP_NAME),
-                    encode_header_str(name),
-                ));
+                out.push(Header::new(NAME, encode_header_str(name)));
             }
             out.extend(
                 params
@@ -94,23 +98,14 @@ impl Framing {
         match self {
             Self::Handshake { session, version } => {
                 if let Some(id) = session {
-                    out.push(Header::sensitive(
-                        lower(headers::MCP_SESSION_ID),
-                        id.clone(),
-                    ));
+                    out.push(Header::sensitive(SESSION_ID, id.clone()));
                 }
                 if let Some(v) = version.filter(|v| v.uses_version_header()) {
-                    out.push(Header::new(
-                        lower(headers::MCP_PROTOCOL_VERSION),
-                        v.as_str(),
-                    ));
+                    out.push(Header::new(PROTOCOL_VERSION, v.as_str()));
                 }
             }
             Self::Stateless(v) => {
-                out.push(Header::new(
-                    lower(headers::MCP_PROTOCOL_VERSION),
-                    v.as_str(),
-                ));
+                out.push(Header::new(PROTOCOL_VERSION, v.as_str()));
             }
         }
         out
@@ -139,6 +134,20 @@ impl Framing {
     }
 }
 
-fn lower(name: &str) -> String {
-    name.to_ascii_lowercase()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::headers;
+
+    #[test]
+    fn the_names_are_the_protocol_names_lower_cased() {
+        for (ours, theirs) in [
+            (SESSION_ID, headers::MCP_SESSION_ID),
+            (PROTOCOL_VERSION, headers::MCP_PROTOCOL_VERSION),
+            (METHOD, headers::MCP_METHOD),
+            (NAME, headers::MCP_NAME),
+        ] {
+            assert_eq!(ours, theirs.to_ascii_lowercase());
+        }
+    }
 }

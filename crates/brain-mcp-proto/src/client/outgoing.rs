@@ -1,5 +1,6 @@
 //! What the core asks a driver to send.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -12,17 +13,18 @@ use crate::mcp::{ClientCapabilities, Implementation};
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Header {
-    /// The header name, lower-case.
-    pub name: String,
+    /// The header name, lower-case (borrowed for the fixed names, so building a request
+    /// allocates only for values that vary).
+    pub name: Cow<'static, str>,
     /// The value, ready to send.
-    pub value: String,
+    pub value: Cow<'static, str>,
     /// Whether the value must be hidden from logs and `Debug`.
     pub sensitive: bool,
 }
 
 impl Header {
     /// A header that may be shown.
-    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, value: impl Into<Cow<'static, str>>) -> Self {
         Self {
             name: name.into(),
             value: value.into(),
@@ -31,7 +33,10 @@ impl Header {
     }
 
     /// A header whose value must not be shown.
-    pub fn sensitive(name: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn sensitive(
+        name: impl Into<Cow<'static, str>>,
+        value: impl Into<Cow<'static, str>>,
+    ) -> Self {
         Self {
             sensitive: true,
             ..Self::new(name, value)

@@ -72,7 +72,7 @@ fn the_request_per_era() {
     assert_eq!(out.expect, Expect::Response(RequestId::Number(7)));
     assert!(!out.idempotent, "a call is never resent");
     assert_eq!(out.resume_attempts, 2);
-    let names: Vec<&str> = out.headers.iter().map(|h| h.name.as_str()).collect();
+    let names: Vec<&str> = out.headers.iter().map(|h| h.name.as_ref()).collect();
     assert_eq!(names, ["mcp-session-id", "mcp-protocol-version"]);
 
     let (_, out) = start(Framing::Stateless(V2026), &identity(), &arguments);
@@ -94,7 +94,7 @@ fn the_request_per_era() {
     let headers: Vec<(String, String)> = out
         .headers
         .iter()
-        .map(|h| (h.name.clone(), h.value.clone()))
+        .map(|h| (h.name.to_string(), h.value.to_string()))
         .collect();
     assert!(headers.contains(&("mcp-method".into(), "tools/call".into())));
     assert!(headers.contains(&("mcp-name".into(), "get weather".into())));

@@ -39,7 +39,7 @@ fn the_probe_is_a_2026_server_discover() {
         "no side effect: may be resent on a stale connection"
     );
     assert_eq!(out.expect, Expect::Response(RequestId::Number(4)));
-    let names: Vec<&str> = out.headers.iter().map(|h| h.name.as_str()).collect();
+    let names: Vec<&str> = out.headers.iter().map(|h| h.name.as_ref()).collect();
     assert_eq!(names, ["mcp-protocol-version", "mcp-method"]);
 }
 
