@@ -27,9 +27,12 @@ pub(crate) enum Role {
 /// A batch array (allowed from 2025-03-26 servers) becomes its elements in order.
 /// Lone UTF-16 surrogate escapes are repaired first (they become U+FFFD), so one cut
 /// emoji does not make a whole message unreadable further up.
-pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<(String, Role)>, String> {
-    let repaired = repair_lone_surrogates(text);
-    let text = repaired.as_deref().unwrap_or(text);
+/// The text is taken by value: a single message (the usual reply) keeps it, uncopied.
+pub(crate) fn split(text: String, ours: &RequestId) -> Result<Vec<(String, Role)>, String> {
+    let text = match repair_lone_surrogates(&text) {
+        Some(repaired) => repaired,
+        None => text,
+    };
     let trimmed = text.trim_start_matches([' ', '\t', '\r', '\n']);
     if trimmed.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
@@ -44,10 +47,11 @@ pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<(String, Role)>,
             })
             .collect()
     } else {
-        match decode(text.as_bytes()).map_err(|e| e.to_string())? {
-            Incoming::Single(m) => Ok(vec![(text.to_owned(), role(&m, ours))]),
-            Incoming::Batch(_) => Err("an unexpected batch".to_owned()),
-        }
+        let role = match decode(text.as_bytes()).map_err(|e| e.to_string())? {
+            Incoming::Single(m) => role(&m, ours),
+            Incoming::Batch(_) => return Err("an unexpected batch".to_owned()),
+        };
+        Ok(vec![(text, role)])
     }
 }
 

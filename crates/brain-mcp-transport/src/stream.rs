@@ -188,7 +188,7 @@ impl State {
         self.body = None;
         self.busy = None;
         let text = utf8(&self.at, bytes)?;
-        let messages = rpc::split(&text, &self.id)
+        let messages = rpc::split(text, &self.id)
             .map_err(|e| unexpected(format!("{}: the JSON reply is not JSON-RPC: {e}", self.at)))?;
         let Some(last) = messages.iter().position(|(_, r)| *r == Role::OurResponse) else {
             return Err(unexpected(format!(
@@ -228,12 +228,12 @@ impl State {
         result
     }
 
-    fn push_event(&mut self, ev: SseEvent) -> Result<(), TransportError> {
+    fn push_event(&mut self, mut ev: SseEvent) -> Result<(), TransportError> {
         // Priming events (an id, no data) only move the resume point.
         if ev.data.trim().is_empty() {
             return Ok(());
         }
-        let messages = rpc::split(&ev.data, &self.id)
+        let messages = rpc::split(std::mem::take(&mut ev.data), &self.id)
             .map_err(|e| unexpected(format!("{}: an SSE event is not JSON-RPC: {e}", self.at)))?;
         for (text, role) in messages {
             if role == Role::OurResponse {

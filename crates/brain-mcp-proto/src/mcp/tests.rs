@@ -97,6 +97,13 @@ fn result_type_dispatch() {
         peek_result_type(&raw(json!({"content":[]}))),
         ResultType::Complete
     );
+    // The key's name written with an escape is still the key.
+    let escaped: Box<serde_json::value::RawValue> =
+        serde_json::from_str(r#"{"content":[],"result\u0054ype":"input_required"}"#).unwrap();
+    assert_eq!(peek_result_type(&escaped), ResultType::InputRequired);
+    let plain: Box<serde_json::value::RawValue> =
+        serde_json::from_str(r#"{"resultType":"input_required"}"#).unwrap();
+    assert_eq!(peek_result_type(&plain), ResultType::InputRequired);
     let ir = CallToolResponse::decode(&raw(json!({
         "resultType":"input_required",
         "inputRequests":{"a":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}},

@@ -51,7 +51,13 @@ pub fn peek_result_type(raw: &RawValue) -> ResultType {
         #[serde(rename = "resultType")]
         result_type: Option<ResultType>,
     }
-    serde_json::from_str::<Peek>(raw.get())
+    let text = raw.get();
+    // Without the key's name written out or an escape (a key could spell it with `\u`),
+    // there is no `resultType`: most results, read here once per call.
+    if !text.contains("resultType") && !text.as_bytes().contains(&b'\\') {
+        return ResultType::default();
+    }
+    serde_json::from_str::<Peek>(text)
         .ok()
         .and_then(|p| p.result_type)
         .unwrap_or_default()

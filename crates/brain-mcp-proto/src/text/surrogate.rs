@@ -12,6 +12,11 @@ const REPLACEMENT: &str = "\\uFFFD";
 /// a string in JSON, and every escape is stepped over whole, so `\\ud83d` (an escaped
 /// backslash followed by the letters `ud83d`) is left alone. Linear in the text.
 pub fn repair_lone_surrogates(json: &str) -> Option<String> {
+    // Every surrogate escape contains `\u`; a substring search finds most texts free of
+    // them faster than the walk below.
+    if !json.contains("\\u") {
+        return None;
+    }
     let bytes = json.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
