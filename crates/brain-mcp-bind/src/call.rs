@@ -156,14 +156,14 @@ impl McpExecutor {
                 let framing = session.framing().clone();
                 let (mut call, out) =
                     Call::start(framing, self.client.next_id(), &request, &self.identity);
-                session.set_cancel(call.cancel());
+                session.set_in_flight(call.in_flight());
                 ctx.mark_sent();
                 let answer = self
                     .run(target, &mut call, out, &request, ctx, budget)
                     .await;
                 if matches!(answer, Ok(_) | Err(StepError::Rpc { .. })) {
                     // The server answered: there is nothing to cancel.
-                    session.set_cancel(None);
+                    session.set_in_flight(None);
                 }
                 drop(session);
                 answer

@@ -1,7 +1,8 @@
 //! A handshake-era MCP session for one call (or one discovery), closed whatever happens.
 
+use brain_mcp_proto::client::Framing;
 use brain_mcp_proto::client::handshake;
-use brain_mcp_proto::client::{Framing, Outgoing};
+use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_transport::PostReply;
 
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient, Target};
@@ -10,14 +11,15 @@ use crate::observe;
 use tracing::Instrument;
 
 /// An open session. Dropping it ends the session off the caller's path: a background task
-/// sends the cancel the core prepared for a request still in flight, then the DELETE,
+/// sends the core's cancel for a request still in flight, then the DELETE,
 /// each under [`CLEANUP_STEP_DEADLINE`].
 #[derive(Debug)]
 pub(crate) struct Session {
     client: McpClient,
     target: Target,
     framing: Framing,
-    cancel: Option<Outgoing>,
+    /// The request in flight, cancelled if the session ends before it is answered.
+    in_flight: Option<RequestId>,
 }
 
 impl Session {
@@ -27,7 +29,7 @@ impl Session {
             client,
             target,
             framing,
-            cancel: None,
+            in_flight: None,
         }
     }
 
@@ -41,10 +43,10 @@ impl Session {
         &self.framing
     }
 
-    /// Sets what to send if the session ends while a request is in flight (`None` once
-    /// it was answered).
-    pub(crate) fn set_cancel(&mut self, cancel: Option<Outgoing>) {
-        self.cancel = cancel;
+    /// Sets the request to cancel if the session ends while it is in flight (`None` once
+    /// it was answered). The cancel is built only then.
+    pub(crate) fn set_in_flight(&mut self, request: Option<RequestId>) {
+        self.in_flight = request;
     }
 
     /// Sends `notifications/initialized`.
@@ -61,7 +63,10 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let cancel = self.cancel.take();
+        let cancel = self
+            .in_flight
+            .take()
+            .and_then(|id| handshake::abandoned(&self.framing, id));
         let close = handshake::close(&self.framing);
         if cancel.is_none() && close.is_none() {
             return;

@@ -370,14 +370,13 @@ impl Call {
     /// handshake-era session; nothing in the 2026 era (closing the stream cancels), nor
     /// once the call is over.
     pub fn cancel(&self) -> Option<Outgoing> {
-        if self.finished {
-            return None;
-        }
-        handshake::cancel(
-            &self.framing,
-            self.id.clone(),
-            "the caller stopped waiting (timeout or interruption)",
-        )
+        handshake::abandoned(&self.framing, self.in_flight()?)
+    }
+
+    /// The id of the request while it is unanswered, so a driver can build the cancel
+    /// ([`handshake::abandoned`]) only if it is needed: most calls are answered.
+    pub fn in_flight(&self) -> Option<RequestId> {
+        (!self.finished).then(|| self.id.clone())
     }
 
     fn finish(&mut self, outcome: Result<Box<RawValue>, CallError>) {

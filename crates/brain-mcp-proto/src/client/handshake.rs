@@ -109,6 +109,15 @@ pub fn initialized(session: &Framing) -> Outgoing {
     out
 }
 
+/// [`cancel`] for a call whose caller stopped waiting (a timeout or an interruption).
+pub fn abandoned(session: &Framing, request: RequestId) -> Option<Outgoing> {
+    cancel(
+        session,
+        request,
+        "the caller stopped waiting (timeout or interruption)",
+    )
+}
+
 /// `notifications/cancelled` for `request` in `session`: what a handshake-era client
 /// sends when it stops waiting for a request. The 2026 era has no such message (closing
 /// the reply stream cancels), so there it is `None`.
