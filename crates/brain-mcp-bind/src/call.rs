@@ -6,6 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use brain_mcp_proto::client::{Action, Call, CallError, CallRequest, Framing, Identity, Outgoing};
 use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
+use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
 use brain_mcp_transport::{BearerToken, ErrorKind as TransportKind, PostReply};
 use brain_tools_core::{ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOutput};
@@ -26,7 +27,7 @@ pub(crate) enum Next {
     /// Send this `tools/call` (an `input_required` round under a new id) and read its reply.
     Resend(Outgoing),
     /// The call is over: the raw result, or why there is none.
-    Done(Result<Box<RawValue>, CallError>),
+    Done(Result<CallToolResult, CallError>),
 }
 
 /// What one call sent and received, for its span.
@@ -182,7 +183,7 @@ impl McpExecutor {
             ))),
         };
         answer
-            .and_then(|raw| convert::convert(&raw, era))
+            .and_then(|result| convert::convert(result, era))
             .map_err(|e| failure::during_call(target, e))
     }
 
@@ -196,7 +197,7 @@ impl McpExecutor {
         request: &CallRequest<'_>,
         ctx: &ExecContext<'_>,
         budget: usize,
-    ) -> Result<Box<RawValue>, StepError> {
+    ) -> Result<CallToolResult, StepError> {
         let mut traffic = Traffic {
             budget,
             ..Traffic::default()
@@ -218,7 +219,7 @@ impl McpExecutor {
         request: &CallRequest<'_>,
         ctx: &ExecContext<'_>,
         traffic: &mut Traffic,
-    ) -> Result<Box<RawValue>, StepError> {
+    ) -> Result<CallToolResult, StepError> {
         loop {
             traffic.exchanges += 1;
             let reply = match exchange::post(&self.client, target, out, traffic.budget).await {
@@ -322,7 +323,7 @@ impl McpExecutor {
         target: &Target,
         call: &mut Call,
         e: brain_mcp_transport::TransportError,
-    ) -> Result<Box<RawValue>, StepError> {
+    ) -> Result<CallToolResult, StepError> {
         if let TransportKind::Status { status, rpc, .. } = e.kind()
             && call.handle_status(status.as_u16(), rpc.clone())
         {
@@ -342,8 +343,8 @@ impl McpExecutor {
     fn finished(
         &self,
         target: &Target,
-        outcome: Result<Box<RawValue>, CallError>,
-    ) -> Result<Box<RawValue>, StepError> {
+        outcome: Result<CallToolResult, CallError>,
+    ) -> Result<CallToolResult, StepError> {
         outcome.map_err(|e| {
             if let CallError::Rpc {
                 forget_era: true, ..

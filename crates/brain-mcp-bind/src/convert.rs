@@ -1,6 +1,6 @@
 //! Converting an MCP `tools/call` result into Brain's output.
 
-use brain_mcp_proto::mcp::{CallToolResponse, ContentBlock as McpBlock};
+use brain_mcp_proto::mcp::{CallToolResponse, CallToolResult, ContentBlock as McpBlock};
 
 use brain_mcp_proto::client::Era;
 use brain_tools_core::{ContentBlock, ToolOutput};
@@ -18,11 +18,9 @@ pub(crate) enum ConvertError {
     Malformed(String),
 }
 
-/// Converts a `tools/call` result received in `era`.
-///
-/// What the tool returned is kept as it is; the text copy of a structured value is added
-/// by the pipeline after the output limit (see `brain_tools_core::ToolOutput`).
-pub(crate) fn convert(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError> {
+/// Decodes and converts a `tools/call` result received in `era` (for the fuzzer; the call
+/// path gets the result decoded by the client core and calls [`convert`]).
+pub(crate) fn convert_raw(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError> {
     let result = match CallToolResponse::decode(raw) {
         Ok(CallToolResponse::Complete(result)) => result,
         Ok(CallToolResponse::InputRequired(_)) => {
@@ -46,6 +44,14 @@ pub(crate) fn convert(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError>
             ));
         }
     };
+    convert(result, era)
+}
+
+/// Converts a `tools/call` result received in `era`.
+///
+/// What the tool returned is kept as it is; the text copy of a structured value is added
+/// by the pipeline after the output limit (see `brain_tools_core::ToolOutput`).
+pub(crate) fn convert(result: CallToolResult, era: Era) -> Result<ToolOutput, StepError> {
     let mut content = Vec::with_capacity(result.content.len() + 1);
     for (index, block) in result.content.iter().enumerate() {
         content.push(block_of(index, block).map_err(|e| match e {
@@ -185,7 +191,7 @@ mod tests {
 
     fn output_in(era: Era, json: &str) -> Result<ToolOutput, StepError> {
         let raw = RawValue::from_string(json.to_owned()).expect("valid JSON");
-        convert(&raw, era)
+        convert_raw(&raw, era)
     }
 
     #[test]

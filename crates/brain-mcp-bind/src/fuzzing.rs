@@ -13,6 +13,6 @@ use serde_json::value::RawValue;
 /// `None` when the bytes are not JSON or the result is refused; must never panic.
 pub fn convert_result(bytes: &[u8]) -> Option<ToolOutput> {
     let raw: &RawValue = serde_json::from_slice(bytes).ok()?;
-    let _ = crate::convert::convert(raw, Era::Handshake);
-    crate::convert::convert(raw, Era::Stateless(ProtocolVersion::V2026_07_28)).ok()
+    let _ = crate::convert::convert_raw(raw, Era::Handshake);
+    crate::convert::convert_raw(raw, Era::Stateless(ProtocolVersion::V2026_07_28)).ok()
 }

@@ -33,10 +33,14 @@ pub(crate) fn essence(value: &str) -> Option<String> {
 
 /// Classifies a `Content-Type` value; `None` for anything other than JSON or SSE.
 pub(crate) fn classify(value: &str) -> Option<ContentType> {
-    match essence(value)?.as_str() {
-        "application/json" => Some(ContentType::Json),
-        "text/event-stream" => Some(ContentType::EventStream),
-        _ => None,
+    let head = value.split(';').next().unwrap_or_default().trim();
+    // Compared in place, without the lower-cased copy `essence` makes.
+    if head.eq_ignore_ascii_case("application/json") {
+        Some(ContentType::Json)
+    } else if head.eq_ignore_ascii_case("text/event-stream") {
+        Some(ContentType::EventStream)
+    } else {
+        None
     }
 }
 
@@ -64,5 +68,8 @@ mod tests {
         assert_eq!(classify("text/html"), None);
         assert_eq!(classify("application json"), None);
         assert_eq!(classify(""), None);
+        assert_eq!(classify("application/json\u{0}"), None);
+        assert_eq!(classify("application/ json"), None);
+        assert_eq!(classify("text/event-stream,text/html"), None);
     }
 }

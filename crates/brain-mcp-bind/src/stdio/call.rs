@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use brain_mcp_proto::client::{Call, CallError, CallRequest, Era, Framing, Outgoing, stdio};
 use brain_mcp_proto::jsonrpc::RequestId;
+use brain_mcp_proto::mcp::CallToolResult;
 use brain_tools_core::{ErrorKind, ExecContext, ToolFailure, ToolOutput};
-use serde_json::value::RawValue;
 
 use super::link::{Link, LinkError};
 use super::{CLOSE_GRACE, StartError, StdioServer, link_text};
@@ -73,9 +73,9 @@ pub(crate) async fn execute(
     let outcome = drive.run(&mut call, out, &mut guard).await;
     drop(link);
     drop(guard);
-    let raw = outcome?;
+    let result = outcome?;
     server.worked();
-    convert::convert(&raw, era).map_err(|e| failure::during_call(&target, e))
+    convert::convert(result, era).map_err(|e| failure::during_call(&target, e))
 }
 
 /// The progress token of a call: its `call_id`, as over HTTP, on a child of its own. A
@@ -117,7 +117,7 @@ impl Drive<'_> {
         call: &mut Call,
         mut out: Outgoing,
         guard: &mut Guard,
-    ) -> Result<Box<RawValue>, ToolFailure> {
+    ) -> Result<CallToolResult, ToolFailure> {
         let token = Some(self.request.progress_token.clone());
         let mut inbox = self.link.open(call.request_id().clone(), token);
         loop {
@@ -167,8 +167,8 @@ impl Drive<'_> {
 
     fn finished(
         &self,
-        outcome: Result<Box<RawValue>, CallError>,
-    ) -> Result<Box<RawValue>, ToolFailure> {
+        outcome: Result<CallToolResult, CallError>,
+    ) -> Result<CallToolResult, ToolFailure> {
         outcome.map_err(|e| {
             if let CallError::Rpc {
                 forget_era: true, ..

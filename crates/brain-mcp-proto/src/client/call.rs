@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::headers::{param_header_values, param_headers};
 use crate::jsonrpc::{self, Incoming, Message, RequestId};
-use crate::mcp::{InputRequiredResult, ResultType, methods, parse, peek_result_type};
+use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, methods, parse};
 use crate::meta;
 
 use super::framing::Framing;
@@ -139,7 +139,7 @@ pub enum Action {
         state: Option<String>,
     },
     /// The call is over: the result (raw, to convert) or why there is none.
-    Finished(Result<Box<RawValue>, CallError>),
+    Finished(Result<CallToolResult, CallError>),
 }
 
 /// The state of one call.
@@ -284,11 +284,22 @@ impl Call {
             return;
         }
         match jsonrpc::decode(text.as_bytes()) {
+            // Read once, here: a final result reaches the driver typed.
             Ok(Incoming::Single(Message::Response(r))) => {
-                if peek_result_type(r.result) == ResultType::InputRequired {
-                    self.input_required(r.result);
-                } else {
-                    self.finish(Ok(r.result.to_owned()));
+                match CallToolResponse::decode(r.result) {
+                    Ok(CallToolResponse::Complete(result)) => self.finish(Ok(result)),
+                    Ok(CallToolResponse::InputRequired(_)) => self.input_required(r.result),
+                    Ok(CallToolResponse::Other { result_type, .. }) => {
+                        self.finish(Err(CallError::Protocol(format!(
+                            "the server answered with resultType {result_type:?}, which this \
+                         client does not support"
+                        ))));
+                    }
+                    Err(e) => {
+                        self.finish(Err(CallError::Protocol(format!(
+                            "invalid tools/call result: {e}"
+                        ))));
+                    }
                 }
             }
             Ok(Incoming::Single(Message::Error(e))) => {
@@ -379,7 +390,7 @@ impl Call {
         (!self.finished).then(|| self.id.clone())
     }
 
-    fn finish(&mut self, outcome: Result<Box<RawValue>, CallError>) {
+    fn finish(&mut self, outcome: Result<CallToolResult, CallError>) {
         self.finished = true;
         self.actions.push_back(Action::Finished(outcome));
     }

@@ -47,7 +47,7 @@ fn drain(call: &mut Call) -> Vec<Action> {
     std::iter::from_fn(|| call.poll()).collect()
 }
 
-fn finished(actions: &[Action]) -> &Result<Box<serde_json::value::RawValue>, CallError> {
+fn finished(actions: &[Action]) -> &Result<crate::mcp::CallToolResult, CallError> {
     match actions.last() {
         Some(Action::Finished(outcome)) => outcome,
         other => panic!("not finished: {other:?}"),
@@ -204,11 +204,13 @@ fn server_requests_in_the_2026_era_end_the_call_at_once() {
 fn results_and_errors_whatever_carried_them() {
     let arguments = args();
     let (mut call, _) = start(session(), &identity(), &arguments);
-    call.handle_response(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#);
-    assert_eq!(
-        finished(&drain(&mut call)).as_ref().map(|r| r.get()).ok(),
-        Some(r#"{"content":[]}"#)
+    call.handle_response(
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"t"}],"isError":true}}"#,
     );
+    let actions = drain(&mut call);
+    let result = finished(&actions).as_ref().expect("a result");
+    assert_eq!(result.content.len(), 1);
+    assert_eq!(result.is_error, Some(true));
     assert!(call.cancel().is_none());
 
     // -32022 in a 200 body and with a 400 status: the same error, and in the 2026 era
@@ -383,4 +385,31 @@ fn the_borrowed_meta_is_what_the_builder_writes() {
             "sent {sent}\nexpected _meta {meta_text}"
         );
     }
+}
+
+#[test]
+fn a_result_is_read_once_and_checked() {
+    // The core hands the driver a typed result; what it cannot read, or a kind of result
+    // it does not know, ends the call as a protocol error naming it.
+    let arguments = args();
+    for (result, expected) in [
+        (r#"{"content":"not a list"}"#, "invalid tools/call result"),
+        (
+            r#"{"content":[],"resultType":"task"}"#,
+            "resultType \"task\"",
+        ),
+        (r#"[1]"#, "invalid tools/call result"),
+    ] {
+        let (mut call, _) = start(session(), &identity(), &arguments);
+        call.handle_response(&format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#));
+        match finished(&drain(&mut call)) {
+            Err(CallError::Protocol(m)) => assert!(m.contains(expected), "{result}: {m}"),
+            other => panic!("{result}: {other:?}"),
+        }
+    }
+    let (mut call, _) = start(session(), &identity(), &arguments);
+    call.handle_response(
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"resultType":"complete"}}"#,
+    );
+    assert!(finished(&drain(&mut call)).is_ok());
 }
