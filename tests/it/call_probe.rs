@@ -72,3 +72,58 @@ async fn a_server_that_stays_unavailable_fails_as_connect_failed_naming_the_stat
     assert_failure(&out.result, "connect_failed", false);
     assert!(probes.load(Ordering::SeqCst) > before, "probed again");
 }
+
+#[tokio::test]
+async fn calls_arriving_together_at_a_new_server_share_one_probe() {
+    // 32 calls start at once against a 2026 server the client has never met: one
+    // server/discover between them, then 32 calls. Before, each call sent its own probe,
+    // so a host's burst of C calls cost C probes.
+    for (era, probes_expected) in [(Era::Stateless, 1), (Era::Handshake, 1)] {
+        let server =
+            brain_tests::server::TestServer::start(brain_tests::server::ServerConfig::new(era));
+        let h = Harness::new();
+        let echo = binding(spec("echo", &server.url(), "echo"));
+        let calls: Vec<_> = (0..32)
+            .map(|i| {
+                let (h, echo) = (&h, &echo);
+                async move { call(h, echo, &format!("burst-{i}"), json!({"text": "hi"})).await }
+            })
+            .collect();
+        let outcomes = join_all(calls).await;
+        for out in &outcomes {
+            assert_eq!(out.result["is_error"], false, "{:?}: {}", era, out.result);
+        }
+        let stats = server.stats();
+        assert_eq!(
+            stats.count("server/discover"),
+            probes_expected,
+            "{era:?}: {:?}",
+            stats.methods()
+        );
+        assert_eq!(stats.count("tools/call"), 32, "{era:?}");
+    }
+}
+
+/// Polls every future to completion on the current task.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut pinned: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in pinned.iter_mut().zip(out.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}

@@ -10,6 +10,8 @@ use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient};
 use brain_tools_core::EndpointUrl;
+
+use crate::probe::ProbeGates;
 use http::Uri;
 use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
@@ -34,6 +36,7 @@ struct Inner {
     tasks: TaskTracker,
     next_id: AtomicI64,
     sessions: SessionCounts,
+    probes: ProbeGates,
 }
 
 /// Handshake-era sessions, counted as they open and end.
@@ -175,6 +178,7 @@ impl McpClient {
                 tasks: TaskTracker::new(),
                 next_id: AtomicI64::new(1),
                 sessions: SessionCounts::default(),
+                probes: ProbeGates::default(),
             }),
         })
     }
@@ -230,6 +234,11 @@ impl McpClient {
     /// The era cache.
     pub(crate) fn eras(&self) -> &EraCache {
         &self.inner.eras
+    }
+
+    /// The era probes in flight, one per server.
+    pub(crate) fn probes(&self) -> &ProbeGates {
+        &self.inner.probes
     }
 
     /// Who we are: `clientInfo`, and no capability declared.

@@ -5,6 +5,9 @@ use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
 use brain_mcp_proto::client::handshake::{self, HandshakeError};
 use brain_mcp_proto::client::{Framing, Identity};
 use brain_mcp_transport::{Delivery, ErrorKind, PostReply, TransportError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use tokio::time::Instant;
 
 use crate::client::{McpClient, Target};
@@ -12,14 +15,81 @@ use crate::exchange::{self, CONTROL_BUDGET, StepError};
 use crate::observe;
 use crate::session::Session;
 
+/// One gate per server whose era is being probed, so that calls arriving together at a
+/// server the client has not met yet send one probe between them, not one each: the
+/// first probes, the others wait for its turn to end and then read the cache. Entries
+/// live only while a probe is in flight.
+#[derive(Debug, Default)]
+pub(crate) struct ProbeGates {
+    gates: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl ProbeGates {
+    /// Waits for the turn to probe `key` (cancelled with the caller's future).
+    async fn turn<'a>(&'a self, key: &'a str) -> ProbeTurn<'a> {
+        let gate = {
+            let mut gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
+            gates.entry(key.to_owned()).or_default().clone()
+        };
+        let held = gate.clone().lock_owned().await;
+        ProbeTurn {
+            gates: self,
+            key,
+            gate,
+            _held: held,
+        }
+    }
+
+    /// Servers with a probe in flight or waited for.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.gates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// The turn to probe one server; ending it lets the next waiter in and, when it was the
+/// server's current gate, forgets the gate (a waiter still holding it goes on safely).
+struct ProbeTurn<'a> {
+    gates: &'a ProbeGates,
+    key: &'a str,
+    gate: Arc<tokio::sync::Mutex<()>>,
+    _held: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for ProbeTurn<'_> {
+    fn drop(&mut self) {
+        let mut gates = self
+            .gates
+            .gates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if gates
+            .get(self.key)
+            .is_some_and(|g| Arc::ptr_eq(g, &self.gate))
+        {
+            gates.remove(self.key);
+        }
+    }
+}
+
 /// The era of `target`'s server: cached, or learned now. Transient answers (408, 429,
 /// 5xx, no answer) are retried until `deadline`, honouring `Retry-After`, and never
-/// cached; when they run out the call fails naming the last answer.
+/// cached; when they run out the call fails naming the last answer. Concurrent calls to a
+/// server not yet known share one probe ([`ProbeGates`]).
 pub(crate) async fn era_of(
     client: &McpClient,
     target: &Target,
     deadline: Instant,
 ) -> Result<Era, StepError> {
+    if let Some(era) = client.eras().get(&target.key) {
+        observe::era(target, era, "cache");
+        return Ok(era);
+    }
+    let _turn = client.probes().turn(&target.key).await;
+    // Another call may have learned the era while this one waited.
     if let Some(era) = client.eras().get(&target.key) {
         observe::era(target, era, "cache");
         return Ok(era);
@@ -135,4 +205,50 @@ pub(crate) async fn open_session(
     session.set_framing(framing);
     session.notify_initialized().await?;
     Ok(session)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::ProbeGates;
+
+    #[tokio::test]
+    async fn one_probe_at_a_time_per_server_and_no_gate_left_behind() {
+        let gates = Arc::new(ProbeGates::default());
+        let first = gates.turn("http://a/mcp").await;
+        // Another server is not held up.
+        drop(gates.turn("http://b/mcp").await);
+
+        let waiting = {
+            let gates = gates.clone();
+            tokio::spawn(async move {
+                drop(gates.turn("http://a/mcp").await);
+            })
+        };
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !waiting.is_finished(),
+            "the second turn waits for the first"
+        );
+        drop(first);
+        waiting.await.expect("the waiter gets its turn");
+        assert_eq!(gates.len(), 0);
+
+        // A waiter given up (its call dropped) leaves nothing either.
+        let held = gates.turn("http://a/mcp").await;
+        let abandoned = {
+            let gates = gates.clone();
+            tokio::spawn(async move {
+                drop(gates.turn("http://a/mcp").await);
+            })
+        };
+        tokio::task::yield_now().await;
+        abandoned.abort();
+        let _ = abandoned.await;
+        drop(held);
+        assert_eq!(gates.len(), 0);
+    }
 }
