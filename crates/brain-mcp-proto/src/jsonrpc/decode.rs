@@ -140,14 +140,36 @@ fn is_null(raw: &RawValue) -> bool {
     raw.get() == "null"
 }
 
+/// The text of a JSON string without escapes, read in place (`raw` is valid JSON, so such
+/// a string holds no quote or control character); `None` for anything else.
+fn plain_string(raw: &RawValue) -> Option<&str> {
+    let inner = raw.get().strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('\\')).then_some(inner)
+}
+
 fn string<'a>(raw: &'a RawValue, field: &'static str) -> Result<Cow<'a, str>, DecodeError> {
+    if let Some(text) = plain_string(raw) {
+        return Ok(Cow::Borrowed(text));
+    }
     serde_json::from_str::<Str<'a>>(raw.get())
         .map(|s| s.0)
         .map_err(|_| DecodeError::field(field, "a string", raw))
 }
 
 fn request_id(raw: &RawValue) -> Result<RequestId, DecodeError> {
-    serde_json::from_str(raw.get())
+    // The usual shapes read in place: a string without escapes, a short plain integer.
+    // Everything else (escapes, signs, big numbers, other types) takes the full reader.
+    if let Some(text) = plain_string(raw) {
+        return Ok(RequestId::String(text.to_owned()));
+    }
+    let text = raw.get();
+    if (1..=18).contains(&text.len())
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = text.parse::<i64>()
+    {
+        return Ok(RequestId::Number(n));
+    }
+    serde_json::from_str(text)
         .map_err(|_| DecodeError::field("id", "an integer or a string", raw))
 }
 
@@ -250,4 +272,44 @@ fn error_object(raw: &RawValue) -> Result<ErrorObject<'_>, DecodeError> {
         message,
         data: wire.data,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_in_place_readers_agree_with_the_full_ones() {
+        // Ids and strings read in place must be exactly what serde reads, and what the
+        // shortcut does not take must still be read (or refused) by serde.
+        for text in [
+            "0",
+            "7",
+            "123456789012345678",
+            "1234567890123456789",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-1",
+            "1.0",
+            "1e3",
+            r#""""#,
+            r#""call-1""#,
+            r#""a\"b""#,
+            r#""\u00e9""#,
+            r#""é""#,
+            "null",
+            "true",
+            "{}",
+        ] {
+            let raw: &RawValue = serde_json::from_str(text).expect("valid JSON");
+            let full: Result<RequestId, _> = serde_json::from_str(text);
+            assert_eq!(request_id(raw).ok(), full.ok(), "id {text}");
+            let full: Result<Str<'_>, _> = serde_json::from_str(text);
+            assert_eq!(
+                string(raw, "f").ok(),
+                full.ok().map(|s| s.0),
+                "string {text}"
+            );
+        }
+    }
 }
