@@ -169,8 +169,7 @@ fn request_id(raw: &RawValue) -> Result<RequestId, DecodeError> {
     {
         return Ok(RequestId::Number(n));
     }
-    serde_json::from_str(text)
-        .map_err(|_| DecodeError::field("id", "an integer or a string", raw))
+    serde_json::from_str(text).map_err(|_| DecodeError::field("id", "an integer or a string", raw))
 }
 
 fn structured<'a>(

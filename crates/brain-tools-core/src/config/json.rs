@@ -22,10 +22,45 @@ pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Erro
     let value = Node {
         at: Step::Root,
         duplicates: &duplicates,
+        raw_schemas: false,
     }
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok((value, duplicates.into_inner()))
+}
+
+/// Parses `text`, a value found at `path` of the document, as [`parse`] does: the value
+/// and the paths (from the document's root) of its duplicated keys.
+pub(crate) fn parse_at(text: &str, path: &str) -> Result<(Value, Vec<String>), serde_json::Error> {
+    let duplicates = RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Node {
+        at: Step::Prefix(path),
+        duplicates: &duplicates,
+        raw_schemas: false,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((value, duplicates.into_inner()))
+}
+
+/// The key of the one-member object that stands for a streamed binding's schema kept as
+/// text. Only [`stream`] writes it, and only where a schema goes; a loader reading a
+/// streamed binding takes such an object for the schema's text (see [`raw_schema`]).
+const RAW_SCHEMA: &str = "\u{0}brain: schema text";
+
+/// The schema text a streamed binding holds at `value` (its `input_schema` or
+/// `output_schema`), if it is one.
+pub(crate) fn raw_schema(value: &Value) -> Option<&str> {
+    match value {
+        Value::Object(map) if map.len() == 1 => map.get(RAW_SCHEMA).and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// Keys whose values a streamed binding keeps as text.
+fn is_schema_key(key: &str) -> bool {
+    key == "input_schema" || key == "output_schema"
 }
 
 /// What the root of a streamed document held besides the tools.
@@ -65,6 +100,8 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 #[derive(Clone, Copy)]
 enum Step<'p> {
     Root,
+    /// The root of a value parsed on its own, found at this path of the document.
+    Prefix(&'p str),
     Key(&'p Self, &'p str),
     Index(&'p Self, usize),
 }
@@ -73,16 +110,20 @@ impl Step<'_> {
     fn path(&self) -> String {
         match self {
             Self::Root => String::new(),
+            Self::Prefix(path) => (*path).to_owned(),
             Self::Key(parent, key) => field_path(&parent.path(), key),
             Self::Index(parent, i) => index_path(&parent.path(), *i),
         }
     }
 }
 
-/// One value being read, and where it sits.
+/// One value being read, and where it sits. `raw_schemas` is set for a binding (an
+/// element of the root's `tools`): its `input_schema` and `output_schema` are kept as
+/// text (see [`raw_schema`]), not built as values.
 struct Node<'p, 'd> {
     at: Step<'p>,
     duplicates: &'d RefCell<Vec<String>>,
+    raw_schemas: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
@@ -134,6 +175,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             let child = Node {
                 at: Step::Index(&self.at, items.len()),
                 duplicates: self.duplicates,
+                raw_schemas: false,
             };
             match seq.next_element_seed(child)? {
                 Some(item) => items.push(item),
@@ -156,11 +198,21 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                     .map_err(de::Error::custom);
             }
             first = false;
-            let child = Node {
-                at: Step::Key(&self.at, &key),
-                duplicates: self.duplicates,
+            let value = if self.raw_schemas && is_schema_key(&key) {
+                // Kept as text: most schemas repeat across bindings, and the loader finds a
+                // repeat by its text without building it again.
+                let raw: &'de serde_json::value::RawValue = map.next_value()?;
+                let mut marker = Map::new();
+                marker.insert(RAW_SCHEMA.to_owned(), Value::String(raw.get().to_owned()));
+                Value::Object(marker)
+            } else {
+                let child = Node {
+                    at: Step::Key(&self.at, &key),
+                    duplicates: self.duplicates,
+                    raw_schemas: false,
+                };
+                map.next_value_seed(child)?
             };
-            let value = map.next_value_seed(child)?;
             if object.contains_key(&key) {
                 self.duplicates
                     .borrow_mut()
@@ -245,6 +297,7 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
                 let child = Node {
                     at: Step::Key(&Step::Root, &key),
                     duplicates: self.duplicates,
+                    raw_schemas: false,
                 };
                 map.next_value_seed(child)?;
             }
@@ -309,6 +362,7 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
             let child = Node {
                 at: Step::Key(&tools, &key),
                 duplicates: self.duplicates,
+                raw_schemas: false,
             };
             map.next_value_seed(child)?;
         }
@@ -323,6 +377,7 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
             let child = Node {
                 at: Step::Index(&tools, index),
                 duplicates: &inner,
+                raw_schemas: true,
             };
             let Some(value) = seq.next_element_seed(child)? else {
                 return Ok(true);

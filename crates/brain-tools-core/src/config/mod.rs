@@ -7,6 +7,7 @@ mod error;
 mod json;
 mod parse;
 mod rules;
+mod schemas;
 mod suggest;
 
 use std::collections::HashMap;
@@ -20,7 +21,8 @@ pub use error::{ConfigError, ConfigErrors};
 
 use crate::binding::Binding;
 use error::{Errors, field_path, index_path};
-use parse::{SchemaCache, parse_binding, unknown_fields};
+use parse::{parse_binding, unknown_fields};
+use schemas::SchemaCache;
 
 /// The largest config file [`HostConfig::load_path`] reads: 16 MiB.
 pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
@@ -42,7 +44,10 @@ impl HostConfig {
     /// document is never held whole as values; equal schemas share one copy and one
     /// compiled validator.
     pub fn load(json: &str) -> Result<Self, ConfigErrors> {
-        let mut checker = Checker::default();
+        let mut checker = Checker {
+            cache: SchemaCache::streamed(),
+            ..Checker::default()
+        };
         let streamed = json::stream(json, &mut |index, value, duplicates| {
             let path = index_path("tools", index);
             for duplicate in &duplicates {
@@ -131,7 +136,7 @@ impl HostConfig {
     }
 }
 
-const DUPLICATE: &str = "duplicate field; only the last value would count";
+pub(crate) const DUPLICATE: &str = "duplicate field; only the last value would count";
 const NOT_AN_OBJECT: &str = "must be a JSON object with a \"tools\" array";
 const NOT_AN_ARRAY: &str = "must be an array of tool bindings";
 

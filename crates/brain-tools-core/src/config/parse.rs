@@ -1,7 +1,5 @@
 //! Walks one binding object, checking every field and collecting every problem.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::{Errors, field_path, index_path};
 use super::rules;
+use super::schemas::{SchemaCache, TextRefusal};
 use super::suggest::suggest;
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 use crate::headers;
@@ -30,86 +29,6 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "inspect_session",
     "headers",
 ];
-
-/// Schemas seen so far, so that bindings with equal schemas share one copy of the schema
-/// and one compiled validator. Keyed by a hash of the value; equal hashes are confirmed by
-/// comparing values, so no schema is serialized to find its twin.
-#[derive(Default)]
-pub(crate) struct SchemaCache(HashMap<u64, Vec<(Arc<Value>, CompiledSchema)>>);
-
-impl SchemaCache {
-    fn compile(&mut self, schema: &Value) -> Result<(Arc<Value>, CompiledSchema), String> {
-        let mut hasher = FxHasher(0);
-        hash_value(schema, &mut hasher);
-        let same = self.0.entry(hasher.finish()).or_default();
-        if let Some((shared, compiled)) = same.iter().find(|(known, _)| **known == *schema) {
-            return Ok((shared.clone(), compiled.clone()));
-        }
-        let compiled = CompiledSchema::compile(schema)?;
-        let shared = Arc::new(schema.clone());
-        same.push((shared.clone(), compiled.clone()));
-        Ok((shared, compiled))
-    }
-}
-
-/// A fast, non-cryptographic hasher (the multiply-rotate scheme of rustc's FxHash): the
-/// cache confirms every hit by comparing values, so only speed matters here.
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        for &byte in chunks.remainder() {
-            self.add(u64::from(byte));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// Feeds `value` to `state`, consistently with `Value`'s equality: equal values hash
-/// alike (object members are visited in the map's order, which for equal maps is the
-/// same sorted order).
-fn hash_value(value: &Value, state: &mut impl Hasher) {
-    match value {
-        Value::Null => state.write_u8(0),
-        Value::Bool(b) => (1u8, b).hash(state),
-        Value::Number(n) => (2u8, n.to_string()).hash(state),
-        Value::String(s) => (3u8, s).hash(state),
-        Value::Array(items) => {
-            (4u8, items.len()).hash(state);
-            items.iter().for_each(|item| hash_value(item, state));
-        }
-        Value::Object(members) => {
-            (5u8, members.len()).hash(state);
-            for (key, item) in members {
-                key.hash(state);
-                hash_value(item, state);
-            }
-        }
-    }
-}
 
 /// Reports every key of `object` not in `known`, with a suggestion when one is close.
 pub(crate) fn unknown_fields(
@@ -153,7 +72,23 @@ pub(crate) fn parse_binding(
     }
     let description = fields.string("description", true);
     let input_schema = fields.schema("input_schema", true, cache);
-    if let Some(schema) = object.get("input_schema").filter(|s| s.is_object()) {
+    // The schema as written: a streamed binding holds it as text, read from the shared
+    // copy when it loaded (or parsed again, only to report on one that did not).
+    let reparsed;
+    let written = match object.get("input_schema") {
+        Some(value) => match super::json::raw_schema(value) {
+            Some(text) => match &input_schema {
+                Some(Some((shared, _))) => Some(&**shared),
+                _ => {
+                    reparsed = serde_json::from_str::<Value>(text).ok();
+                    reparsed.as_ref()
+                }
+            },
+            None => Some(value),
+        },
+        None => None,
+    };
+    if let Some(schema) = written.filter(|s| s.is_object()) {
         match schema.get("type") {
             Some(Value::String(kind)) if kind == "object" => {}
             Some(_) => fields.error(
@@ -311,6 +246,27 @@ impl<'a> Fields<'a, '_> {
         required: bool,
         cache: &mut SchemaCache,
     ) -> Option<Option<(Arc<Value>, CompiledSchema)>> {
+        let text = self.object.get(key).and_then(super::json::raw_schema);
+        if let (Some(text), true) = (text, cache.takes_text()) {
+            let path = field_path(self.path, key);
+            return match cache.compile_text(text, &path) {
+                Ok(shared) => Some(Some(shared)),
+                Err(TextRefusal::Duplicates(paths)) => {
+                    for duplicate in &paths {
+                        self.errors.push(duplicate, super::DUPLICATE);
+                    }
+                    None
+                }
+                Err(TextRefusal::NotObject) => {
+                    self.error(key, "must be a JSON Schema object");
+                    None
+                }
+                Err(TextRefusal::Invalid(reason)) => {
+                    self.error(key, format!("is not a valid JSON Schema: {reason}"));
+                    None
+                }
+            };
+        }
         match self.object.get(key) {
             None if required => {
                 self.error(key, "required field is missing");

@@ -523,5 +523,74 @@ fn streamed_and_whole_loads_agree() {
     );
 }
 
+#[test]
+fn schemas_written_again_are_found_by_their_text_with_every_check_kept() {
+    // A streamed load keys schemas by their text: the same text twice is one copy and one
+    // validator, and what a text hides (a repeated key, a wrong type, an invalid pattern,
+    // a non-object) is reported at every binding that uses it, as a whole load reports it.
+    let schema = r#"{"type":"object","properties":{"q":{"type":"string"}}}"#;
+    let tool = |name: &str, input: &str, output: &str| {
+        format!(
+            r#"{{"name":"{name}","description":"d","input_schema":{input},"output_schema":{output},"url":"http://127.0.0.1:1/mcp","mcp_tool":"t","tenants":["x"],"timeout_seconds":5,"max_output_bytes":100}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"tools":[{},{}]}}"#,
+        tool("a", schema, schema),
+        tool("b", schema, schema)
+    );
+    let config = HostConfig::load(&text).unwrap();
+    let (a, b) = (&config.tools()[0], &config.tools()[1]);
+    assert!(
+        a.input_validator()
+            .shares_compiled_form(b.input_validator())
+    );
+    assert!(std::ptr::eq(a.input_schema(), b.input_schema()));
+    assert_eq!(
+        a.input_schema(),
+        &serde_json::from_str::<Value>(schema).unwrap()
+    );
+
+    for bad in [
+        r#"{"type":"object","type":"object"}"#,
+        r#"{"properties":{}}"#,
+        r#"{"type":"string"}"#,
+        r#"{"type":"object","properties":{"q":{"type":"string","pattern":"(a"}}}"#,
+        r#""not a schema""#,
+        r#"[1]"#,
+    ] {
+        let text = format!(
+            r#"{{"tools":[{},{}]}}"#,
+            tool("a", bad, schema),
+            tool("b", bad, schema)
+        );
+        let repeats_a_key = bad == r#"{"type":"object","type":"object"}"#;
+        let streamed = HostConfig::load(&text)
+            .map(|_| ())
+            .expect_err(bad)
+            .to_string();
+        assert!(
+            streamed.contains("tools[0].input_schema"),
+            "{bad}: {streamed}"
+        );
+        assert!(
+            streamed.contains("tools[1].input_schema"),
+            "{bad}: {streamed}"
+        );
+        if repeats_a_key {
+            assert!(streamed.contains("duplicate field"), "{streamed}");
+        } else {
+            // A whole load reports the same (serde_json would keep the last of a repeated
+            // key silently, so that case has no whole-load twin).
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                streamed,
+                HostConfig::from_value(&value).unwrap_err().to_string(),
+                "{bad}"
+            );
+        }
+    }
+}
+
 mod headers;
 mod properties;

@@ -1,0 +1,152 @@
+//! The schemas of a config, shared: bindings with equal schemas get one copy of the
+//! schema and one compiled validator.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::schema::CompiledSchema;
+
+/// Schemas seen so far, so that bindings with equal schemas share one copy of the schema
+/// and one compiled validator. Keyed by a hash of the value; equal hashes are confirmed by
+/// comparing values, so no schema is serialized to find its twin. A streamed load
+/// ([`Self::streamed`]) also keys schemas by their text, so a schema written again the same
+/// way is found without being built as a value at all.
+#[derive(Default)]
+pub(crate) struct SchemaCache {
+    by_value: HashMap<u64, Vec<(Arc<Value>, CompiledSchema)>>,
+    /// `None` unless streamed: only a streamed binding holds schema text.
+    by_text: Option<HashMap<String, Shared, BuildHasherDefault<FxHasher>>>,
+}
+
+/// One shared schema: its value and its compiled validator.
+pub(crate) type Shared = (Arc<Value>, CompiledSchema);
+
+/// Why a schema given as text was not taken.
+pub(crate) enum TextRefusal {
+    /// Keys repeated inside it, at these paths.
+    Duplicates(Vec<String>),
+    /// It is not an object.
+    NotObject,
+    /// It does not compile.
+    Invalid(String),
+}
+
+impl SchemaCache {
+    /// A cache for a streamed load, which hands schemas over as text.
+    pub(crate) fn streamed() -> Self {
+        Self {
+            by_value: HashMap::new(),
+            by_text: Some(HashMap::default()),
+        }
+    }
+
+    /// Whether schemas may come as text (a streamed load).
+    pub(crate) fn takes_text(&self) -> bool {
+        self.by_text.is_some()
+    }
+
+    /// The shared schema written as `text` at `path`: found by its text, or parsed (with
+    /// the duplicate-key check every value gets), then found by value or compiled.
+    pub(crate) fn compile_text(
+        &mut self,
+        text: &str,
+        path: &str,
+    ) -> Result<(Arc<Value>, CompiledSchema), TextRefusal> {
+        if let Some(found) = self.by_text.as_ref().and_then(|known| known.get(text)) {
+            return Ok(found.clone());
+        }
+        // The text came from a document that parsed; it parses again.
+        let (value, duplicates) =
+            super::json::parse_at(text, path).map_err(|e| TextRefusal::Invalid(e.to_string()))?;
+        if !duplicates.is_empty() {
+            return Err(TextRefusal::Duplicates(duplicates));
+        }
+        if !value.is_object() {
+            return Err(TextRefusal::NotObject);
+        }
+        let shared = self.compile(&value).map_err(TextRefusal::Invalid)?;
+        if let Some(known) = &mut self.by_text {
+            known.insert(text.to_owned(), shared.clone());
+        }
+        Ok(shared)
+    }
+
+    pub(crate) fn compile(
+        &mut self,
+        schema: &Value,
+    ) -> Result<(Arc<Value>, CompiledSchema), String> {
+        let mut hasher = FxHasher(0);
+        hash_value(schema, &mut hasher);
+        let same = self.by_value.entry(hasher.finish()).or_default();
+        if let Some((shared, compiled)) = same.iter().find(|(known, _)| **known == *schema) {
+            return Ok((shared.clone(), compiled.clone()));
+        }
+        let compiled = CompiledSchema::compile(schema)?;
+        let shared = Arc::new(schema.clone());
+        same.push((shared.clone(), compiled.clone()));
+        Ok((shared, compiled))
+    }
+}
+
+/// A fast, non-cryptographic hasher (the multiply-rotate scheme of rustc's FxHash): the
+/// cache confirms every hit by comparing values, so only speed matters here.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        for &byte in chunks.remainder() {
+            self.add(u64::from(byte));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// Feeds `value` to `state`, consistently with `Value`'s equality: equal values hash
+/// alike (object members are visited in the map's order, which for equal maps is the
+/// same sorted order).
+fn hash_value(value: &Value, state: &mut impl Hasher) {
+    match value {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => (1u8, b).hash(state),
+        Value::Number(n) => (2u8, n.to_string()).hash(state),
+        Value::String(s) => (3u8, s).hash(state),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(state);
+            items.iter().for_each(|item| hash_value(item, state));
+        }
+        Value::Object(members) => {
+            (5u8, members.len()).hash(state);
+            for (key, item) in members {
+                key.hash(state);
+                hash_value(item, state);
+            }
+        }
+    }
+}
