@@ -50,8 +50,9 @@ impl ProbeGates {
     }
 }
 
-/// The turn to probe one server; ending it lets the next waiter in and, when it was the
-/// server's current gate, forgets the gate (a waiter still holding it goes on safely).
+/// The turn to probe one server; ending it lets the next waiter in and, when nobody waits,
+/// forgets the gate. (A waiter that gives up just as a turn ends can leave one idle gate
+/// behind: at most one per server, and the next turn there forgets it.)
 struct ProbeTurn<'a> {
     gates: &'a ProbeGates,
     key: &'a str,
@@ -59,8 +60,15 @@ struct ProbeTurn<'a> {
     _held: tokio::sync::OwnedMutexGuard<()>,
 }
 
+/// References to a gate held by the map, a turn's `gate` and its lock guard: a gate with
+/// more has callers waiting on it.
+const HELD_ALONE: usize = 3;
+
 impl Drop for ProbeTurn<'_> {
     fn drop(&mut self) {
+        // The gate is forgotten only when nobody waits on it: a waiter still needs it to
+        // exclude calls that arrive while it probes. Counted under the map's lock, which
+        // every new caller takes to find the gate, so none can slip in between.
         let mut gates = self
             .gates
             .gates
@@ -69,6 +77,7 @@ impl Drop for ProbeTurn<'_> {
         if gates
             .get(self.key)
             .is_some_and(|g| Arc::ptr_eq(g, &self.gate))
+            && Arc::strong_count(&self.gate) == HELD_ALONE
         {
             gates.remove(self.key);
         }
@@ -249,6 +258,46 @@ mod tests {
         abandoned.abort();
         let _ = abandoned.await;
         drop(held);
+        assert_eq!(gates.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_caller_arriving_while_a_waiter_probes_waits_for_it() {
+        // The first turn ends with nothing cached (a transient answer), a waiter takes its
+        // turn and probes; a call arriving now must wait for that probe, not run its own.
+        let gates = Arc::new(ProbeGates::default());
+        let first = gates.turn("http://a/mcp").await;
+        let (probing_tx, probing_rx) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+        let second = {
+            let gates = gates.clone();
+            tokio::spawn(async move {
+                let _turn = gates.turn("http://a/mcp").await;
+                let _ = probing_tx.send(());
+                let _ = done_rx.await;
+            })
+        };
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        drop(first);
+        probing_rx.await.expect("the waiter gets its turn");
+        let third = {
+            let gates = gates.clone();
+            tokio::spawn(async move {
+                drop(gates.turn("http://a/mcp").await);
+            })
+        };
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !third.is_finished(),
+            "a third caller got a turn while the second still probes the same server"
+        );
+        let _ = done_tx.send(());
+        second.await.expect("the second ends");
+        third.await.expect("the third gets its turn after");
         assert_eq!(gates.len(), 0);
     }
 }

@@ -58,6 +58,40 @@ pub(crate) fn raw_schema(value: &Value) -> Option<&str> {
     }
 }
 
+/// The deepest nesting of arrays and objects serde_json reads into a value, counted from
+/// the document's root.
+const MAX_NESTING: usize = 127;
+
+/// Levels around a binding's schema: the root object, the `tools` array, the binding.
+const ABOVE_SCHEMA: usize = 3;
+
+/// How deeply `json` (valid JSON) nests arrays and objects; brackets inside strings do
+/// not count.
+fn nesting(json: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in json.as_bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Keys whose values a streamed binding keeps as text.
 fn is_schema_key(key: &str) -> bool {
     key == "input_schema" || key == "output_schema"
@@ -202,6 +236,11 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 // Kept as text: most schemas repeat across bindings, and the loader finds a
                 // repeat by its text without building it again.
                 let raw: &'de serde_json::value::RawValue = map.next_value()?;
+                // serde_json skips a raw value without its nesting limit; the document is
+                // held to that limit as if the schema had been read as a value.
+                if ABOVE_SCHEMA + nesting(raw.get()) > MAX_NESTING {
+                    return Err(de::Error::custom("recursion limit exceeded"));
+                }
                 let mut marker = Map::new();
                 marker.insert(RAW_SCHEMA.to_owned(), Value::String(raw.get().to_owned()));
                 Value::Object(marker)
@@ -457,5 +496,14 @@ mod tests {
         let mut seen = Vec::new();
         stream(r#"{"tools": [{"n": 1e400}]}"#, &mut |_, v, _| seen.push(v)).unwrap();
         assert_eq!(seen[0].to_string(), r#"{"n":1e+400}"#);
+    }
+
+    #[test]
+    fn nesting_counts_brackets_outside_strings_only() {
+        assert_eq!(nesting("1"), 0);
+        assert_eq!(nesting("{}"), 1);
+        assert_eq!(nesting(r#"{"a":[{"b":[]}],"c":{}}"#), 4);
+        assert_eq!(nesting(r#"{"a":"[[[{{{"}"#), 1);
+        assert_eq!(nesting(r#"{"a\"[[":"\\","b":[["]"]]}"#), 3);
     }
 }

@@ -594,3 +594,39 @@ fn schemas_written_again_are_found_by_their_text_with_every_check_kept() {
 
 mod headers;
 mod properties;
+
+#[test]
+fn a_schema_too_deep_for_a_json_value_is_refused_as_before() {
+    // serde_json (and the streamed load before schemas were kept as text) stops at 128
+    // levels counted from the document's root. A schema captured as text is skipped
+    // without that limit and parsed again from its own root, so a document that no JSON
+    // value can hold must still be refused.
+    for depth in 118..=128 {
+        let mut schema = String::from(r#"{"type":"object"}"#);
+        for _ in 0..depth {
+            schema = format!(r#"{{"type":"object","not":{schema}}}"#);
+        }
+        let text = format!(
+            r#"{{"tools":[{{"name":"a","description":"d","input_schema":{schema},"url":"https://example.com/mcp","mcp_tool":"t","tenants":["x"]}}]}}"#
+        );
+        let whole = serde_json::from_str::<Value>(&text);
+        let streamed = HostConfig::load(&text);
+        match whole {
+            Err(e) => {
+                let refused = streamed.map(|_| ()).expect_err("too deep for a value");
+                assert!(
+                    refused.to_string().contains("recursion limit"),
+                    "depth {depth}: serde_json says {e}; the streamed load says {refused}"
+                );
+            }
+            // One level less and both read it: the verdict is the whole-value load's.
+            Ok(value) => assert_eq!(
+                streamed.map(|_| ()).map_err(|e| e.to_string()),
+                HostConfig::from_value(&value)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+                "depth {depth}"
+            ),
+        }
+    }
+}
