@@ -1,6 +1,7 @@
 //! Converting an MCP `tools/call` result into Brain's output.
 
-use brain_mcp_proto::mcp::{CallToolResponse, CallToolResult, ContentBlock as McpBlock};
+use brain_mcp_proto::client::read_result;
+use brain_mcp_proto::mcp::{CallToolResult, ContentBlock as McpBlock};
 
 use brain_mcp_proto::client::Era;
 use brain_tools_core::{ContentBlock, ToolOutput};
@@ -21,30 +22,13 @@ pub(crate) enum ConvertError {
 /// Decodes and converts a `tools/call` result received in `era` (for the fuzzer; the call
 /// path gets the result decoded by the client core and calls [`convert`]).
 pub(crate) fn convert_raw(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError> {
-    let result = match CallToolResponse::decode(raw) {
-        Ok(CallToolResponse::Complete(result)) => result,
-        Ok(CallToolResponse::InputRequired(_)) => {
-            return Err(StepError::UserInput(
-                "the server answered input_required: it needs user input Brain cannot give".into(),
-            ));
-        }
-        Ok(CallToolResponse::Other { result_type, .. }) => {
-            return Err(StepError::Protocol(format!(
-                "the server answered with resultType {result_type:?}, which Brain does not support"
-            )));
-        }
-        Err(e) => {
-            return Err(StepError::Protocol(format!(
-                "invalid tools/call result: {e}"
-            )));
-        }
-        Ok(_) => {
-            return Err(StepError::Protocol(
-                "the server answered with a result of a kind Brain does not support".into(),
-            ));
-        }
-    };
-    convert(result, era)
+    match read_result(raw) {
+        Ok(Some(result)) => convert(result, era),
+        Ok(None) => Err(StepError::UserInput(
+            "the server answered input_required: it needs user input Brain cannot give".into(),
+        )),
+        Err(e) => Err(StepError::from(e)),
+    }
 }
 
 /// Converts a `tools/call` result received in `era`.

@@ -220,24 +220,34 @@ pub(crate) async fn open_session(
 mod tests {
     use std::sync::Arc;
 
+    use tokio::task::JoinHandle;
+
     use super::ProbeGates;
+
+    const A: &str = "http://a/mcp";
+
+    /// A caller that takes its turn at `A` and ends it at once.
+    fn caller(gates: &Arc<ProbeGates>) -> JoinHandle<()> {
+        let gates = gates.clone();
+        tokio::spawn(async move { drop(gates.turn(A).await) })
+    }
+
+    /// Lets every spawned task run as far as it can.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
 
     #[tokio::test]
     async fn one_probe_at_a_time_per_server_and_no_gate_left_behind() {
         let gates = Arc::new(ProbeGates::default());
-        let first = gates.turn("http://a/mcp").await;
+        let first = gates.turn(A).await;
         // Another server is not held up.
         drop(gates.turn("http://b/mcp").await);
 
-        let waiting = {
-            let gates = gates.clone();
-            tokio::spawn(async move {
-                drop(gates.turn("http://a/mcp").await);
-            })
-        };
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
+        let waiting = caller(&gates);
+        settle().await;
         assert!(
             !waiting.is_finished(),
             "the second turn waits for the first"
@@ -247,13 +257,8 @@ mod tests {
         assert_eq!(gates.len(), 0);
 
         // A waiter given up (its call dropped) leaves nothing either.
-        let held = gates.turn("http://a/mcp").await;
-        let abandoned = {
-            let gates = gates.clone();
-            tokio::spawn(async move {
-                drop(gates.turn("http://a/mcp").await);
-            })
-        };
+        let held = gates.turn(A).await;
+        let abandoned = caller(&gates);
         tokio::task::yield_now().await;
         abandoned.abort();
         let _ = abandoned.await;
@@ -266,31 +271,22 @@ mod tests {
         // The first turn ends with nothing cached (a transient answer), a waiter takes its
         // turn and probes; a call arriving now must wait for that probe, not run its own.
         let gates = Arc::new(ProbeGates::default());
-        let first = gates.turn("http://a/mcp").await;
+        let first = gates.turn(A).await;
         let (probing_tx, probing_rx) = tokio::sync::oneshot::channel::<()>();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
         let second = {
             let gates = gates.clone();
             tokio::spawn(async move {
-                let _turn = gates.turn("http://a/mcp").await;
+                let _turn = gates.turn(A).await;
                 let _ = probing_tx.send(());
                 let _ = done_rx.await;
             })
         };
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
+        settle().await;
         drop(first);
         probing_rx.await.expect("the waiter gets its turn");
-        let third = {
-            let gates = gates.clone();
-            tokio::spawn(async move {
-                drop(gates.turn("http://a/mcp").await);
-            })
-        };
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
+        let third = caller(&gates);
+        settle().await;
         assert!(
             !third.is_finished(),
             "a third caller got a turn while the second still probes the same server"

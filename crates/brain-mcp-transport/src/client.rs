@@ -256,12 +256,7 @@ pub(crate) struct Place {
 
 impl std::fmt::Display for Place {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let scheme = self.url.scheme_str().unwrap_or("?");
-        let host = self.url.host().unwrap_or("?");
-        match self.url.port_u16() {
-            Some(p) => write!(f, "{} {scheme}://{host}:{p}", self.method),
-            None => write!(f, "{} {scheme}://{host}", self.method),
-        }
+        write!(f, "{} {}", self.method, origin(&self.url))
     }
 }
 

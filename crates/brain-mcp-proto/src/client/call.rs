@@ -142,6 +142,23 @@ pub enum Action {
     Finished(Result<CallToolResult, CallError>),
 }
 
+/// Reads the result of a `tools/call`: a final result, or `None` when the server needs
+/// input first (`input_required`, 2026 era). Any other kind of result, and one that cannot
+/// be read, is a protocol error naming it. Every reader of a call's result uses this one.
+pub fn read_result(raw: &RawValue) -> Result<Option<CallToolResult>, CallError> {
+    match CallToolResponse::decode(raw) {
+        Ok(CallToolResponse::Complete(result)) => Ok(Some(result)),
+        Ok(CallToolResponse::InputRequired(_)) => Ok(None),
+        Ok(CallToolResponse::Other { result_type, .. }) => Err(CallError::Protocol(format!(
+            "the server answered with resultType {result_type:?}, which this client does \
+             not support"
+        ))),
+        Err(e) => Err(CallError::Protocol(format!(
+            "invalid tools/call result: {e}"
+        ))),
+    }
+}
+
 /// The state of one call.
 #[derive(Debug)]
 pub struct Call {
@@ -285,23 +302,11 @@ impl Call {
         }
         match jsonrpc::decode(text.as_bytes()) {
             // Read once, here: a final result reaches the driver typed.
-            Ok(Incoming::Single(Message::Response(r))) => {
-                match CallToolResponse::decode(r.result) {
-                    Ok(CallToolResponse::Complete(result)) => self.finish(Ok(result)),
-                    Ok(CallToolResponse::InputRequired(_)) => self.input_required(r.result),
-                    Ok(CallToolResponse::Other { result_type, .. }) => {
-                        self.finish(Err(CallError::Protocol(format!(
-                            "the server answered with resultType {result_type:?}, which this \
-                         client does not support"
-                        ))));
-                    }
-                    Err(e) => {
-                        self.finish(Err(CallError::Protocol(format!(
-                            "invalid tools/call result: {e}"
-                        ))));
-                    }
-                }
-            }
+            Ok(Incoming::Single(Message::Response(r))) => match read_result(r.result) {
+                Ok(Some(result)) => self.finish(Ok(result)),
+                Ok(None) => self.input_required(r.result),
+                Err(e) => self.finish(Err(e)),
+            },
             Ok(Incoming::Single(Message::Error(e))) => {
                 let error = RpcError::from_object(&e.error);
                 self.finish(Err(self.rpc_error(error)));

@@ -37,7 +37,9 @@ mod policy;
 mod rpc_error;
 pub mod stdio;
 
-pub use call::{Action, Call, CallError, CallRequest, InputRequest, Progress, Refusal};
+pub use call::{
+    Action, Call, CallError, CallRequest, InputRequest, Progress, Refusal, read_result,
+};
 pub use era::Era;
 pub use framing::Framing;
 pub use outgoing::{Expect, Header, Identity, Outgoing};

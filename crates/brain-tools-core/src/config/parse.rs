@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::{Errors, field_path, index_path};
 use super::rules;
-use super::schemas::{SchemaCache, TextRefusal};
+use super::schemas::{SchemaCache, SchemaRefusal};
 use super::suggest::suggest;
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 use crate::headers;
@@ -246,42 +246,33 @@ impl<'a> Fields<'a, '_> {
         required: bool,
         cache: &mut SchemaCache,
     ) -> Option<Option<(Arc<Value>, CompiledSchema)>> {
-        let text = self.object.get(key).and_then(super::json::raw_schema);
-        if let (Some(text), true) = (text, cache.takes_text()) {
-            let path = field_path(self.path, key);
-            return match cache.compile_text(text, &path) {
-                Ok(shared) => Some(Some(shared)),
-                Err(TextRefusal::Duplicates(paths)) => {
-                    for duplicate in &paths {
-                        self.errors.push(duplicate, super::DUPLICATE);
-                    }
-                    None
-                }
-                Err(TextRefusal::NotObject) => {
-                    self.error(key, "must be a JSON Schema object");
-                    None
-                }
-                Err(TextRefusal::Invalid(reason)) => {
-                    self.error(key, format!("is not a valid JSON Schema: {reason}"));
-                    None
-                }
-            };
-        }
-        match self.object.get(key) {
+        let found = match self.object.get(key) {
             None if required => {
                 self.error(key, "required field is missing");
+                return None;
+            }
+            None => return Some(None),
+            // A streamed binding holds its schema as text; a whole document as a value.
+            Some(value) => match super::json::raw_schema(value).filter(|_| cache.takes_text()) {
+                Some(text) => cache.compile_text(text, &field_path(self.path, key)),
+                None if value.is_object() => cache.compile(value).map_err(SchemaRefusal::Invalid),
+                None => Err(SchemaRefusal::NotObject),
+            },
+        };
+        match found {
+            Ok(shared) => Some(Some(shared)),
+            Err(SchemaRefusal::Duplicates(paths)) => {
+                for duplicate in &paths {
+                    self.errors.push(duplicate, super::DUPLICATE);
+                }
                 None
             }
-            None => Some(None),
-            Some(schema @ Value::Object(_)) => match cache.compile(schema) {
-                Ok(shared) => Some(Some(shared)),
-                Err(reason) => {
-                    self.error(key, format!("is not a valid JSON Schema: {reason}"));
-                    None
-                }
-            },
-            Some(_) => {
+            Err(SchemaRefusal::NotObject) => {
                 self.error(key, "must be a JSON Schema object");
+                None
+            }
+            Err(SchemaRefusal::Invalid(reason)) => {
+                self.error(key, format!("is not a valid JSON Schema: {reason}"));
                 None
             }
         }

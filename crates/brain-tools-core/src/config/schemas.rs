@@ -24,8 +24,8 @@ pub(crate) struct SchemaCache {
 /// One shared schema: its value and its compiled validator.
 pub(crate) type Shared = (Arc<Value>, CompiledSchema);
 
-/// Why a schema given as text was not taken.
-pub(crate) enum TextRefusal {
+/// Why a binding's schema was not taken.
+pub(crate) enum SchemaRefusal {
     /// Keys repeated inside it, at these paths.
     Duplicates(Vec<String>),
     /// It is not an object.
@@ -54,20 +54,20 @@ impl SchemaCache {
         &mut self,
         text: &str,
         path: &str,
-    ) -> Result<(Arc<Value>, CompiledSchema), TextRefusal> {
+    ) -> Result<(Arc<Value>, CompiledSchema), SchemaRefusal> {
         if let Some(found) = self.by_text.as_ref().and_then(|known| known.get(text)) {
             return Ok(found.clone());
         }
         // The text came from a document that parsed; it parses again.
         let (value, duplicates) =
-            super::json::parse_at(text, path).map_err(|e| TextRefusal::Invalid(e.to_string()))?;
+            super::json::parse_at(text, path).map_err(|e| SchemaRefusal::Invalid(e.to_string()))?;
         if !duplicates.is_empty() {
-            return Err(TextRefusal::Duplicates(duplicates));
+            return Err(SchemaRefusal::Duplicates(duplicates));
         }
         if !value.is_object() {
-            return Err(TextRefusal::NotObject);
+            return Err(SchemaRefusal::NotObject);
         }
-        let shared = self.compile(&value).map_err(TextRefusal::Invalid)?;
+        let shared = self.compile(&value).map_err(SchemaRefusal::Invalid)?;
         if let Some(known) = &mut self.by_text {
             known.insert(text.to_owned(), shared.clone());
         }
