@@ -46,6 +46,14 @@ pub(crate) fn cpu_ticks_seconds() -> f64 {
 
 /// `(VmRSS, VmHWM)` in KiB: resident memory now and its peak so far.
 pub(crate) fn rss_kib() -> (u64, u64) {
+    let (rss, hwm, _, _) = memory_kib();
+    (rss, hwm)
+}
+
+/// `(VmRSS, VmHWM, RssAnon, RssFile)` in KiB: resident memory now, its peak, and the
+/// part of it now that is allocated memory and the part that is mapped files (the
+/// program's own code and read-only data among them).
+pub(crate) fn memory_kib() -> (u64, u64, u64, u64) {
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -54,7 +62,12 @@ pub(crate) fn rss_kib() -> (u64, u64) {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    (
+        field("VmRSS:"),
+        field("VmHWM:"),
+        field("RssAnon:"),
+        field("RssFile:"),
+    )
 }
 
 /// The `p`-th percentile (0..=100) of sorted latencies.
@@ -100,7 +113,7 @@ impl Run {
         let wall = self.started.elapsed().as_secs_f64();
         let cpu = cpu_seconds() - self.cpu;
         let ticks = cpu_ticks_seconds() - self.ticks;
-        let (rss, hwm) = rss_kib();
+        let (rss, hwm, anon, file) = memory_kib();
         calls.latencies.sort_unstable();
         let lat = &calls.latencies;
         json!({
@@ -108,6 +121,7 @@ impl Run {
             "first_error": calls.first_error, "wall_s": wall, "cpu_s": cpu, "cpu_ticks_s": ticks,
             "p50_us": percentile(lat, 50.0), "p99_us": percentile(lat, 99.0),
             "rss_base_kib": self.rss_base, "rss_kib": rss, "rss_hwm_kib": hwm,
+            "rss_anon_kib": anon, "rss_file_kib": file,
         })
     }
 }

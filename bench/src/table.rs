@@ -159,17 +159,24 @@ fn memory(points: &[Point]) {
         .max()
         .unwrap_or(1);
     println!(
-        "\nmemory ({case}): peak RSS at C=1, and (peak at C={top} - peak at C=1) / {top} per call in flight"
+        "\nmemory ({case}): peak RSS at C=1, and (peak at C={top} - peak at C=1) / {top} per call in flight;\n\
+         then the same from the resident memory at the end split in two: allocated (anon) and mapped\n\
+         files (file: the program's own code and read-only data, shared and reclaimable)"
     );
     for side in ["raw", "ours", "rmcp"] {
         let (Some(one), Some(many)) = (find(points, case, 1, side), find(points, case, top, side))
         else {
             continue;
         };
-        let (one, many) = (one.get("rss_hwm_kib"), many.get("rss_hwm_kib"));
+        let per_call = |key: &str| (many.get(key) - one.get(key)) / top as f64;
         println!(
-            "MEMORY {side:<5} rss at C=1 {one:>7.0} KiB   per call in flight at C={top} {:>6.1} KiB",
-            (many - one) / top as f64
+            "MEMORY {side:<5} rss at C=1 {:>7.0} KiB (anon {:>6.0}, file {:>6.0})   \
+             per call in flight at C={top} {:>6.1} KiB (anon {:>6.1})",
+            one.get("rss_hwm_kib"),
+            one.get("rss_anon_kib"),
+            one.get("rss_file_kib"),
+            per_call("rss_hwm_kib"),
+            per_call("rss_anon_kib"),
         );
     }
 }

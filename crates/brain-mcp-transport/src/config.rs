@@ -26,8 +26,8 @@ pub struct ClientConfig {
     pub pool_max_idle_per_host: usize,
     /// Whether a session `DELETE`, which runs off the caller's path, may open a
     /// connection of its own (default false). When false it waits its turn on the
-    /// connections already open to the server, so a host running C calls at once keeps
-    /// about C connections; when true the DELETEs add connections of their own (up to
+    /// connections already open to the server (with one spare connection for them per
+    /// server), so a host running C calls at once keeps C + 1 connections; when true the DELETEs add connections of their own (up to
     /// one per call in flight) and calls never wait behind them.
     pub cleanup_opens_connections: bool,
     /// Largest single SSE event accepted, in bytes; the exchange budget also applies

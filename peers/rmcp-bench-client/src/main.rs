@@ -225,7 +225,7 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     let cpu = measure::cpu_seconds() - cpu0;
     let ticks = measure::cpu_ticks_seconds() - ticks0;
-    let (rss, hwm) = measure::rss_kib();
+    let (rss, hwm, anon, file) = measure::memory_kib();
     println!(
         "{}",
         json!({
@@ -233,6 +233,7 @@ fn main() {
             "wall_s": wall, "cpu_s": cpu, "cpu_ticks_s": ticks,
             "p50_us": measure::percentile(&lat, 50.0), "p99_us": measure::percentile(&lat, 99.0),
             "rss_base_kib": base, "rss_kib": rss, "rss_hwm_kib": hwm,
+            "rss_anon_kib": anon, "rss_file_kib": file,
         })
     );
 }

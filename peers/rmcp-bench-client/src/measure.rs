@@ -43,6 +43,14 @@ pub fn cpu_ticks_seconds() -> f64 {
 
 /// `(VmRSS, VmHWM)` in KiB: resident memory now and its peak.
 pub fn rss_kib() -> (u64, u64) {
+    let (rss, hwm, _, _) = memory_kib();
+    (rss, hwm)
+}
+
+/// `(VmRSS, VmHWM, RssAnon, RssFile)` in KiB: resident memory now, its peak, and the
+/// part of it now that is allocated memory and the part that is mapped files (the
+/// program's code among them).
+pub fn memory_kib() -> (u64, u64, u64, u64) {
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -51,7 +59,12 @@ pub fn rss_kib() -> (u64, u64) {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    (
+        field("VmRSS:"),
+        field("VmHWM:"),
+        field("RssAnon:"),
+        field("RssFile:"),
+    )
 }
 
 /// The `p`-th percentile (0..=100) of sorted microsecond latencies.
