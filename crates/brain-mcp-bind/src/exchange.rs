@@ -86,11 +86,13 @@ pub(crate) async fn post(
 }
 
 /// POSTs a message that expects no reply, best effort and bounded by
-/// [`CLEANUP_STEP_DEADLINE`]: failures are ignored, since the server's own timeouts
-/// cover a lost message.
+/// [`CLEANUP_STEP_DEADLINE`] (on the client's shared background timer, so up to
+/// [`BACKGROUND_GRID`](brain_mcp_transport::BACKGROUND_GRID) later): failures are
+/// ignored, since the server's own timeouts cover a lost message.
 pub(crate) async fn post_unanswered(client: &McpClient, target: &Target, out: Outgoing) {
     let send = post(client, target, out, UNANSWERED_BUDGET);
-    let _ = tokio::time::timeout(CLEANUP_STEP_DEADLINE, send).await;
+    let timer = client.http().background_timer();
+    let _ = timer.timeout(CLEANUP_STEP_DEADLINE, send).await;
 }
 
 /// The next message of a reply; the end of the stream before our response is an error.

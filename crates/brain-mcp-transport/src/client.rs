@@ -13,6 +13,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+use crate::coarse::CoarseTimer;
 use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
 use crate::load::{self, Counting, Loads, PoolStats};
@@ -25,6 +26,9 @@ pub struct HttpClient {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// How late a background request's deadline may fire (see [`CoarseTimer`]).
+pub const BACKGROUND_GRID: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub(crate) struct Inner {
     client: Client<Counting<HttpsConnector<ProxyConnector>>, Full<Bytes>>,
     pub(crate) config: ClientConfig,
@@ -33,6 +37,8 @@ pub(crate) struct Inner {
     /// Open connections and requests holding them, per origin.
     pub(crate) loads: Arc<Loads>,
     user_agent: Option<HeaderValue>,
+    /// Deadlines of background requests (see [`HttpClient::background_timer`]).
+    background_timer: CoarseTimer,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -136,8 +142,16 @@ impl HttpClient {
                 proxies,
                 loads,
                 user_agent,
+                background_timer: CoarseTimer::new(BACKGROUND_GRID),
             }),
         })
+    }
+
+    /// The shared, coarse deadlines for background work on this client (a session
+    /// `DELETE` here, a notification nobody answers in the binding): they fire up to
+    /// [`BACKGROUND_GRID`] late and do not wake the runtime once per request.
+    pub fn background_timer(&self) -> &CoarseTimer {
+        &self.inner.background_timer
     }
 
     /// How many connections the pool has opened, and how many are open now.

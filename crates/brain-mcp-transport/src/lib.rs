@@ -53,6 +53,7 @@
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod body;
 mod client;
+mod coarse;
 mod config;
 mod error;
 mod headers;
@@ -67,7 +68,8 @@ pub mod stdio;
 mod stream;
 
 pub use brain_mcp_proto::client::{Expect, Header};
-pub use client::{BuildError, HttpClient};
+pub use client::{BACKGROUND_GRID, BuildError, HttpClient};
+pub use coarse::CoarseTimer;
 pub use config::ClientConfig;
 pub use error::{Delivery, ErrorKind, MESSAGE_LIMIT, TransportError};
 pub use headers::BearerToken;

@@ -179,8 +179,10 @@ impl HttpClient {
         )))
     }
 
-    /// Sends `DELETE` to `url` with `headers`, bounded by `deadline`, and returns the
-    /// status the server answered (what it means is the caller's to decide).
+    /// Sends `DELETE` to `url` with `headers`, bounded by `deadline` (on the client's
+    /// [`background_timer`](Self::background_timer): up to
+    /// [`BACKGROUND_GRID`](crate::BACKGROUND_GRID) later), and returns the status the
+    /// server answered (what it means is the caller's to decide).
     pub async fn delete(
         &self,
         url: &Uri,
@@ -213,9 +215,9 @@ impl HttpClient {
             log.end("ok");
             Ok(resp.status())
         };
-        match tokio::time::timeout(deadline, work).await {
-            Ok(result) => result.map_err(|e: TransportError| e.finished(bearer)),
-            Err(_) => Err(TransportError::new(
+        match self.background_timer().timeout(deadline, work).await {
+            Some(result) => result.map_err(|e: TransportError| e.finished(bearer)),
+            None => Err(TransportError::new(
                 ErrorKind::Timeout,
                 Delivery::MaybeSent,
                 format!("{at}: no reply within {} ms", deadline.as_millis()),
