@@ -146,7 +146,7 @@ struct Checker {
     errors: Errors,
     cache: SchemaCache,
     tools: Vec<Arc<Binding>>,
-    /// Where each name was first used.
+    /// The binding that first used each name (its path).
     first_use: HashMap<String, String>,
 }
 
@@ -155,14 +155,16 @@ impl Checker {
     fn tool(&mut self, path: &str, value: &Value) {
         // Duplicate names are found even in bindings with other problems.
         if let Some(name) = value.get("name").and_then(Value::as_str) {
-            let name_path = field_path(path, "name");
             match self.first_use.get(name) {
                 Some(first) => self.errors.push(
-                    &name_path,
-                    format!("duplicate name \"{name}\" (first used at {first})"),
+                    &field_path(path, "name"),
+                    format!(
+                        "duplicate name \"{name}\" (first used at {})",
+                        field_path(first, "name")
+                    ),
                 ),
                 None => {
-                    self.first_use.insert(name.to_owned(), name_path);
+                    self.first_use.insert(name.to_owned(), path.to_owned());
                 }
             }
         }

@@ -254,7 +254,7 @@ impl<'a> Fields<'a, '_> {
             None => return Some(None),
             // A streamed binding holds its schema as text; a whole document as a value.
             Some(value) => match super::json::raw_schema(value).filter(|_| cache.takes_text()) {
-                Some(text) => cache.compile_text(text, &field_path(self.path, key)),
+                Some(text) => cache.compile_text(text, || field_path(self.path, key)),
                 None if value.is_object() => cache.compile(value).map_err(SchemaRefusal::Invalid),
                 None => Err(SchemaRefusal::NotObject),
             },

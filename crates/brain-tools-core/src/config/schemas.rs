@@ -48,19 +48,20 @@ impl SchemaCache {
         self.by_text.is_some()
     }
 
-    /// The shared schema written as `text` at `path`: found by its text, or parsed (with
-    /// the duplicate-key check every value gets), then found by value or compiled.
+    /// The shared schema written as `text` at `path()`: found by its text, or parsed (with
+    /// the duplicate-key check every value gets), then found by value or compiled. The
+    /// path is only written for a text not seen before.
     pub(crate) fn compile_text(
         &mut self,
         text: &str,
-        path: &str,
+        path: impl FnOnce() -> String,
     ) -> Result<(Arc<Value>, CompiledSchema), SchemaRefusal> {
         if let Some(found) = self.by_text.as_ref().and_then(|known| known.get(text)) {
             return Ok(found.clone());
         }
         // The text came from a document that parsed; it parses again.
-        let (value, duplicates) =
-            super::json::parse_at(text, path).map_err(|e| SchemaRefusal::Invalid(e.to_string()))?;
+        let (value, duplicates) = super::json::parse_at(text, &path())
+            .map_err(|e| SchemaRefusal::Invalid(e.to_string()))?;
         if !duplicates.is_empty() {
             return Err(SchemaRefusal::Duplicates(duplicates));
         }
