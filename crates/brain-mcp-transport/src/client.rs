@@ -148,8 +148,8 @@ impl HttpClient {
     }
 
     /// The shared, coarse deadlines for background work on this client (a session
-    /// `DELETE` here, a notification nobody answers in the binding): they fire up to
-    /// [`BACKGROUND_GRID`] late and do not wake the runtime once per request.
+    /// `DELETE` here, a message that gets no answer in the binding): they fire up to
+    /// about [`BACKGROUND_GRID`] late and do not wake the runtime once per request.
     pub fn background_timer(&self) -> &CoarseTimer {
         &self.inner.background_timer
     }

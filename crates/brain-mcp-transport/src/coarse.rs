@@ -1,4 +1,4 @@
-//! Deadlines for background work (a session `DELETE`, a notification nobody answers),
+//! Deadlines for background work (a session `DELETE`, a message that gets no answer),
 //! shared on a coarse grid so that they do not each wake the runtime.
 //!
 //! Registering a Tokio timer that is due before every other one wakes the thread that
@@ -33,7 +33,9 @@ struct Step {
 }
 
 /// Shared coarse deadlines (see the module docs). Cheap to keep per client: it holds
-/// about one timer per grid step still to come, per runtime.
+/// about one timer per grid step still to come, for limits up to
+/// [`SHARED_STEPS`](Self::SHARED_STEPS) grid steps (longer ones get a timer of their
+/// own); and of a runtime other than the caller's, only timers someone still waits on.
 #[derive(Debug)]
 pub struct CoarseTimer {
     grid: Duration,
@@ -41,6 +43,11 @@ pub struct CoarseTimer {
 }
 
 impl CoarseTimer {
+    /// Limits longer than this many grid steps get a Tokio timer of their own: they are
+    /// rare (the binding's are 2 s), and sharing them would keep one timer per step of
+    /// the limit.
+    pub const SHARED_STEPS: u32 = 64;
+
     /// A timer whose deadlines fire up to `grid` late (at least 1 ms).
     pub fn new(grid: Duration) -> Self {
         Self {
@@ -54,10 +61,19 @@ impl CoarseTimer {
         self.grid
     }
 
-    /// Runs `work` for at least `limit` and at most `limit` plus one grid step; `None`
-    /// when it did not finish in that time. Needs a Tokio runtime with time enabled,
-    /// like `tokio::time::timeout`.
+    /// Runs `work` for at least `limit` and at most `limit` plus one grid step (plus the
+    /// runtime's own timer resolution, 1 ms, and scheduling); `None` when it did not
+    /// finish in that time. Needs a Tokio runtime with time enabled, like
+    /// `tokio::time::timeout`.
     pub async fn timeout<F: Future>(&self, limit: Duration, work: F) -> Option<F::Output> {
+        if self
+            .grid
+            .checked_mul(Self::SHARED_STEPS)
+            .is_none_or(|most| limit > most)
+        {
+            // Long (or endless, as Duration::MAX) limits: Tokio's own timeout.
+            return tokio::time::timeout(limit, work).await.ok();
+        }
         let fired = self.deadline(limit);
         tokio::select! {
             biased;
@@ -75,9 +91,11 @@ impl CoarseTimer {
             .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
         let latest = due.checked_add(self.grid).unwrap_or(due);
         let mut steps = self.steps.lock().unwrap_or_else(PoisonError::into_inner);
-        // Timers already fired (every runtime's) go; the rest fire within the longest
-        // limit asked for, so few remain.
-        steps.retain(|s| s.at > now);
+        // Timers already fired go, and those of other runtimes that nobody waits on: a
+        // runtime that was shut down would otherwise stay reachable (its driver's file
+        // descriptors open) through its timer until that fired. The rest fire within
+        // `SHARED_STEPS` grid steps, so few remain.
+        steps.retain(|s| s.at > now && (s.runtime == runtime || s.fired.strong_count() > Some(1)));
         if let Some(step) = steps
             .iter()
             .find(|s| s.runtime == runtime && s.at >= due && s.at <= latest)
@@ -163,21 +181,68 @@ mod tests {
         assert_eq!(out, None);
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn long_limits_get_a_timer_of_their_own() {
+        let timer = CoarseTimer::new(GRID);
+        assert_eq!(
+            timer
+                .timeout(GRID * CoarseTimer::SHARED_STEPS, async {})
+                .await,
+            Some(())
+        );
+        assert_eq!(timer.steps(), 1);
+        assert_eq!(
+            timer
+                .timeout(GRID * (CoarseTimer::SHARED_STEPS + 1), async {})
+                .await,
+            Some(())
+        );
+        assert_eq!(timer.steps(), 1, "not kept");
+        let start = Instant::now();
+        let limit = GRID * (CoarseTimer::SHARED_STEPS + 1);
+        assert_eq!(
+            timer.timeout(limit, std::future::pending::<()>()).await,
+            None
+        );
+        assert_eq!(start.elapsed(), limit, "Tokio's timeout: on time");
+        // A limit past the end of time never fires, as with Tokio's timeout.
+        let two_years = Duration::from_secs(2 * 365 * 86_400);
+        let out = timer
+            .timeout(Duration::MAX, tokio::time::sleep(two_years))
+            .await;
+        assert_eq!(out, Some(()));
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime")
+    }
+
     #[test]
-    fn runtimes_do_not_share_timers() {
-        let timer = std::sync::Arc::new(CoarseTimer::new(Duration::from_secs(3600)));
-        for _ in 0..2 {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .expect("a runtime");
-            let timer = timer.clone();
-            let out = rt
-                .block_on(async move { timer.timeout(Duration::from_secs(1), async { 1 }).await });
-            assert_eq!(out, Some(1));
-        }
-        // One step per runtime: the first runtime's timer (its runtime gone) is never
-        // polled from the second.
-        assert_eq!(timer.steps(), 2);
+    fn runtimes_share_no_timers_and_dead_ones_are_let_go() {
+        let timer = CoarseTimer::new(Duration::from_secs(1));
+        let first = runtime();
+        let held = {
+            let _inside = first.enter();
+            timer.deadline(Duration::from_secs(2))
+        };
+        drop(first);
+        let second = runtime();
+        second.block_on(async { timer.timeout(Duration::from_secs(2), async {}).await });
+        assert_eq!(
+            timer.steps(),
+            2,
+            "the second runtime has its own timer; the first's is still awaited"
+        );
+        drop((held, second));
+        let third = runtime();
+        third.block_on(async { timer.timeout(Duration::from_secs(2), async {}).await });
+        assert_eq!(
+            timer.steps(),
+            1,
+            "timers of other runtimes that nobody awaits are dropped"
+        );
     }
 }

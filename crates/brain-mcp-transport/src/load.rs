@@ -42,7 +42,7 @@ struct Origin {
     /// Requests holding (or waiting for) a connection.
     busy: usize,
     /// Background requests among them: they use connections, but ask for a new one
-    /// only while no more are open or opening than the foreground requests plus
+    /// only while fewer are open or opening than the foreground requests plus
     /// [`BACKGROUND_SPARE`].
     background: usize,
     /// Connects under way (past waiting).
