@@ -21,7 +21,7 @@ pub use error::{ConfigError, ConfigErrors};
 
 use crate::binding::Binding;
 use error::{Errors, field_path, index_path};
-use parse::{parse_binding, unknown_fields};
+use parse::{UrlMemo, parse_binding, unknown_fields};
 use schemas::SchemaCache;
 
 /// The largest config file [`HostConfig::load_path`] reads: 16 MiB.
@@ -145,6 +145,7 @@ const NOT_AN_ARRAY: &str = "must be an array of tool bindings";
 struct Checker {
     errors: Errors,
     cache: SchemaCache,
+    urls: UrlMemo,
     tools: Vec<Arc<Binding>>,
     /// The binding that first used each name (its path).
     first_use: HashMap<String, String>,
@@ -168,7 +169,8 @@ impl Checker {
                 }
             }
         }
-        if let Some(binding) = parse_binding(value, path, &mut self.cache, &mut self.errors) {
+        let (cache, urls, errors) = (&mut self.cache, &mut self.urls, &mut self.errors);
+        if let Some(binding) = parse_binding(value, path, cache, urls, errors) {
             self.tools.push(Arc::new(binding));
         }
     }
@@ -198,7 +200,8 @@ impl Checker {
 /// Checks one binding on its own, with paths relative to it.
 pub(crate) fn parse_single_binding(value: &Value) -> Result<Binding, ConfigErrors> {
     let mut errors = Errors::default();
-    let binding = parse_binding(value, "", &mut SchemaCache::default(), &mut errors);
+    let (mut cache, mut urls) = (SchemaCache::default(), UrlMemo::default());
+    let binding = parse_binding(value, "", &mut cache, &mut urls, &mut errors);
     match (binding, ConfigErrors::from_vec(errors.0)) {
         (Some(binding), None) => Ok(binding),
         (_, Some(errors)) => Err(errors),

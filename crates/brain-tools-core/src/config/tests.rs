@@ -526,3 +526,21 @@ fn streamed_and_whole_loads_agree() {
 mod headers;
 mod properties;
 mod schema_text;
+
+#[test]
+fn a_url_named_by_many_bindings_is_checked_for_each() {
+    // The load remembers accepted URLs; a refused one is still reported at every binding.
+    let bad = "https://exa mple.com/mcp";
+    let errors = errors_of(vec![
+        with(mcp("a"), "url", json!(bad)),
+        mcp("b"),
+        with(mcp("c"), "url", json!(bad)),
+    ]);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].starts_with("tools[0].url: "), "{errors:?}");
+    assert!(errors[1].starts_with("tools[2].url: "), "{errors:?}");
+    let text = json!({"tools": [mcp("a"), mcp("b")]}).to_string();
+    let config = HostConfig::load(&text).expect("loads");
+    let urls: Vec<_> = config.tools().iter().map(|t| t.url()).collect();
+    assert_eq!(urls, vec![Some("https://example.com/mcp"); 2]);
+}
