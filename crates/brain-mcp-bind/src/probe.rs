@@ -84,6 +84,13 @@ impl Drop for ProbeTurn<'_> {
     }
 }
 
+/// The cached era of `target`'s server, if any (noted as read from the cache).
+fn cached(client: &McpClient, target: &Target) -> Option<Era> {
+    let era = client.eras().get(&target.key)?;
+    observe::era(target, era, "cache");
+    Some(era)
+}
+
 /// The era of `target`'s server: cached, or learned now. Transient answers (408, 429,
 /// 5xx, no answer) are retried until `deadline`, honouring `Retry-After`, and never
 /// cached; when they run out the call fails naming the last answer. Concurrent calls to a
@@ -93,14 +100,12 @@ pub(crate) async fn era_of(
     target: &Target,
     deadline: Instant,
 ) -> Result<Era, StepError> {
-    if let Some(era) = client.eras().get(&target.key) {
-        observe::era(target, era, "cache");
+    if let Some(era) = cached(client, target) {
         return Ok(era);
     }
     let _turn = client.probes().turn(&target.key).await;
     // Another call may have learned the era while this one waited.
-    if let Some(era) = client.eras().get(&target.key) {
-        observe::era(target, era, "cache");
+    if let Some(era) = cached(client, target) {
         return Ok(era);
     }
     let mut retry = Retry::default();

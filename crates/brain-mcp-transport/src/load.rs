@@ -15,8 +15,9 @@
 //! until more requests hold or want a connection than are open or opening, so a
 //! connection comes back to the waiting request instead; the oldest waiting connect is
 //! the one that goes when one is needed. Background requests count towards that need
-//! only up to one spare connection beyond the foreground requests. To an `https` origin whose protocol is not
-//! known yet, one connect goes first: if it turns out h2, every request shares it.
+//! only up to one spare connection beyond the foreground requests. To an `https` origin
+//! whose protocol is not known yet, one connect goes first: if it turns out h2, every
+//! request shares it.
 
 use std::collections::HashMap;
 use std::future::Future;

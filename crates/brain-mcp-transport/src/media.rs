@@ -23,7 +23,7 @@ impl ContentType {
 /// Returns the lowercase `type/subtype` essence of a media type, without parameters,
 /// or `None` when the value is not of the form `token "/" token [; params]`.
 pub(crate) fn essence(value: &str) -> Option<String> {
-    let head = value.split(';').next().unwrap_or_default().trim();
+    let head = head(value);
     let (ty, sub) = head.split_once('/')?;
     if ty.is_empty() || sub.is_empty() || !ty.bytes().all(is_tchar) || !sub.bytes().all(is_tchar) {
         return None;
@@ -31,17 +31,18 @@ pub(crate) fn essence(value: &str) -> Option<String> {
     Some(head.to_ascii_lowercase())
 }
 
+/// The part of a media type before its parameters, without surrounding space.
+fn head(value: &str) -> &str {
+    value.split(';').next().unwrap_or_default().trim()
+}
+
 /// Classifies a `Content-Type` value; `None` for anything other than JSON or SSE.
 pub(crate) fn classify(value: &str) -> Option<ContentType> {
-    let head = value.split(';').next().unwrap_or_default().trim();
+    let head = head(value);
     // Compared in place, without the lower-cased copy `essence` makes.
-    if head.eq_ignore_ascii_case("application/json") {
-        Some(ContentType::Json)
-    } else if head.eq_ignore_ascii_case("text/event-stream") {
-        Some(ContentType::EventStream)
-    } else {
-        None
-    }
+    [ContentType::Json, ContentType::EventStream]
+        .into_iter()
+        .find(|kind| head.eq_ignore_ascii_case(kind.as_str()))
 }
 
 fn is_tchar(b: u8) -> bool {

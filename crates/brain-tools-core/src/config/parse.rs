@@ -1,18 +1,16 @@
 //! Walks one binding object, checking every field and collecting every problem.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use super::error::{Errors, field_path, index_path};
 use super::rules;
-use super::schemas::{SchemaCache, SchemaRefusal};
+use super::schemas::{SchemaCache, SchemaRefusal, Shared};
 use super::suggest::suggest;
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 use crate::headers;
-use crate::schema::CompiledSchema;
 use crate::url::EndpointUrl;
 
 /// The fields a binding may have.
@@ -259,14 +257,14 @@ impl<'a> Fields<'a, '_> {
         }
     }
 
-    /// A schema field: a JSON object that compiles. The outer `Option` is "present".
-    #[allow(clippy::type_complexity)] // present? then the schema and its validator: clearer spelled out
+    /// A schema field: a JSON object that compiles, as the schema and its validator. The
+    /// outer `Option` is "valid", the inner one "present".
     fn schema(
         &mut self,
         key: &str,
         required: bool,
         cache: &mut SchemaCache,
-    ) -> Option<Option<(Arc<Value>, CompiledSchema)>> {
+    ) -> Option<Option<Shared>> {
         let found = match self.object.get(key) {
             None if required => {
                 self.error(key, "required field is missing");

@@ -16,7 +16,7 @@ use crate::schema::CompiledSchema;
 /// way is found without being built as a value at all.
 #[derive(Default)]
 pub(crate) struct SchemaCache {
-    by_value: HashMap<u64, Vec<(Arc<Value>, CompiledSchema)>>,
+    by_value: HashMap<u64, Vec<Shared>>,
     /// `None` unless streamed: only a streamed binding holds schema text.
     by_text: Option<HashMap<String, Shared, BuildHasherDefault<FxHasher>>>,
 }
@@ -55,7 +55,7 @@ impl SchemaCache {
         &mut self,
         text: &str,
         path: impl FnOnce() -> String,
-    ) -> Result<(Arc<Value>, CompiledSchema), SchemaRefusal> {
+    ) -> Result<Shared, SchemaRefusal> {
         if let Some(found) = self.by_text.as_ref().and_then(|known| known.get(text)) {
             return Ok(found.clone());
         }
@@ -75,10 +75,7 @@ impl SchemaCache {
         Ok(shared)
     }
 
-    pub(crate) fn compile(
-        &mut self,
-        schema: &Value,
-    ) -> Result<(Arc<Value>, CompiledSchema), String> {
+    pub(crate) fn compile(&mut self, schema: &Value) -> Result<Shared, String> {
         let mut hasher = FxHasher(0);
         hash_value(schema, &mut hasher);
         let same = self.by_value.entry(hasher.finish()).or_default();
