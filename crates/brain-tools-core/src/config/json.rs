@@ -2,8 +2,9 @@
 //! one object: plain parsing would keep the last silently, hiding a mistake.
 //!
 //! [`parse`] builds the whole document. [`stream`] hands each element of the root's
-//! `tools` array to a callback as soon as it is parsed and keeps nothing of it, so a large
-//! config never exists twice in memory (as text and as one big tree of values).
+//! `tools` array to a callback as soon as it is read, as its members borrowed from the text
+//! ([`Written`]), and keeps nothing of it, so a large config never exists twice in memory
+//! (as text and as one big tree of values).
 //! Paths are only written out for a duplicate key, never for every value.
 
 use std::cell::RefCell;
@@ -13,6 +14,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::{Map, Value};
 
 use super::error::{field_path, index_path};
+use super::written::{BindingSeed, Written};
 
 /// The parsed document and the paths of duplicated keys, in document order.
 #[cfg(test)]
@@ -22,7 +24,6 @@ pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Erro
     let value = Node {
         at: Step::Root,
         duplicates: &duplicates,
-        raw_schemas: false,
     }
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
@@ -37,25 +38,10 @@ pub(crate) fn parse_at(text: &str, path: &str) -> Result<(Value, Vec<String>), s
     let value = Node {
         at: Step::Prefix(path),
         duplicates: &duplicates,
-        raw_schemas: false,
     }
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok((value, duplicates.into_inner()))
-}
-
-/// The key of the one-member object that stands for a streamed binding's schema kept as
-/// text. Only [`stream`] writes it, and only where a schema goes; a loader reading a
-/// streamed binding takes such an object for the schema's text (see [`raw_schema`]).
-const RAW_SCHEMA: &str = "\u{0}brain: schema text";
-
-/// The schema text a streamed binding holds at `value` (its `input_schema` or
-/// `output_schema`), if it is one.
-pub(crate) fn raw_schema(value: &Value) -> Option<&str> {
-    match value {
-        Value::Object(map) if map.len() == 1 => map.get(RAW_SCHEMA).and_then(Value::as_str),
-        _ => None,
-    }
 }
 
 /// The deepest nesting of arrays and objects serde_json reads into a value, counted from
@@ -64,6 +50,14 @@ const MAX_NESTING: usize = 127;
 
 /// Levels around a binding's schema: the root object, the `tools` array, the binding.
 const ABOVE_SCHEMA: usize = 3;
+
+/// Whether a binding's schema written as `text` nests deeper than serde_json would read
+/// it inside the document. serde_json skips a raw value without its nesting limit, so the
+/// loader asks this of each schema text it has not seen before (the same text nests the
+/// same): scanning every binding's schema cost 16% of a 10k-binding load.
+pub(crate) fn schema_too_deep(text: &str) -> bool {
+    ABOVE_SCHEMA + nesting(text) > MAX_NESTING
+}
 
 /// How deeply `json` (valid JSON) nests arrays and objects; brackets inside strings do
 /// not count.
@@ -92,11 +86,6 @@ fn nesting(json: &str) -> usize {
     deepest
 }
 
-/// Keys whose values a streamed binding keeps as text.
-fn is_schema_key(key: &str) -> bool {
-    key == "input_schema" || key == "output_schema"
-}
-
 /// What the root of a streamed document held besides the tools.
 #[derive(Debug, Default)]
 pub(crate) struct Root {
@@ -108,12 +97,15 @@ pub(crate) struct Root {
     pub(crate) tools_not_array: bool,
 }
 
-/// Parses `text`, calling `tool(index, value, duplicates)` for each element of the root's
-/// `tools` array as soon as it is parsed, with the duplicated keys found inside it.
-/// Returns the root's shape and the duplicated keys found elsewhere.
-pub(crate) fn stream(
-    text: &str,
-    tool: &mut dyn FnMut(usize, Value, Vec<String>),
+/// What [`stream`] calls with each element of the root's `tools` array: its index, its
+/// members (`None` when it is not an object) and the duplicated keys found inside it.
+pub(crate) type OnTool<'de> = dyn FnMut(usize, Option<Written<'de>>, Vec<String>) + 'de;
+
+/// Parses `text`, calling `tool` for each element of the root's `tools` array as soon as
+/// it is read. Returns the root's shape and the duplicated keys found elsewhere.
+pub(crate) fn stream<'de>(
+    text: &'de str,
+    tool: &mut OnTool<'de>,
 ) -> Result<(Root, Vec<String>), serde_json::Error> {
     let duplicates = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -128,11 +120,11 @@ pub(crate) fn stream(
 
 /// The key serde_json uses to hand a number's exact text to a visitor when its
 /// `arbitrary_precision` feature is on (the workspace turns it on so numbers stay exact).
-const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 /// Where a value sits: a chain of steps back to the root, written out only when needed.
 #[derive(Clone, Copy)]
-enum Step<'p> {
+pub(crate) enum Step<'p> {
     Root,
     /// The root of a value parsed on its own, found at this path of the document.
     Prefix(&'p str),
@@ -141,7 +133,8 @@ enum Step<'p> {
 }
 
 impl Step<'_> {
-    fn path(&self) -> String {
+    /// The path, written out.
+    pub(crate) fn path(&self) -> String {
         match self {
             Self::Root => String::new(),
             Self::Prefix(path) => (*path).to_owned(),
@@ -151,13 +144,17 @@ impl Step<'_> {
     }
 }
 
-/// One value being read, and where it sits. `raw_schemas` is set for a binding (an
-/// element of the root's `tools`): its `input_schema` and `output_schema` are kept as
-/// text (see [`raw_schema`]), not built as values.
-struct Node<'p, 'd> {
+/// One value being read, and where it sits.
+pub(crate) struct Node<'p, 'd> {
     at: Step<'p>,
     duplicates: &'d RefCell<Vec<String>>,
-    raw_schemas: bool,
+}
+
+impl<'p, 'd> Node<'p, 'd> {
+    /// The value at `at`, noting its repeated keys in `duplicates`.
+    pub(crate) fn new(at: Step<'p>, duplicates: &'d RefCell<Vec<String>>) -> Self {
+        Self { at, duplicates }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
@@ -209,7 +206,6 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             let child = Node {
                 at: Step::Index(&self.at, items.len()),
                 duplicates: self.duplicates,
-                raw_schemas: false,
             };
             match seq.next_element_seed(child)? {
                 Some(item) => items.push(item),
@@ -232,26 +228,11 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                     .map_err(de::Error::custom);
             }
             first = false;
-            let value = if self.raw_schemas && is_schema_key(&key) {
-                // Kept as text: most schemas repeat across bindings, and the loader finds a
-                // repeat by its text without building it again.
-                let raw: &'de serde_json::value::RawValue = map.next_value()?;
-                // serde_json skips a raw value without its nesting limit; the document is
-                // held to that limit as if the schema had been read as a value.
-                if ABOVE_SCHEMA + nesting(raw.get()) > MAX_NESTING {
-                    return Err(de::Error::custom("recursion limit exceeded"));
-                }
-                let mut marker = Map::new();
-                marker.insert(RAW_SCHEMA.to_owned(), Value::String(raw.get().to_owned()));
-                Value::Object(marker)
-            } else {
-                let child = Node {
-                    at: Step::Key(&self.at, &key),
-                    duplicates: self.duplicates,
-                    raw_schemas: false,
-                };
-                map.next_value_seed(child)?
+            let child = Node {
+                at: Step::Key(&self.at, &key),
+                duplicates: self.duplicates,
             };
+            let value = map.next_value_seed(child)?;
             if object.contains_key(&key) {
                 self.duplicates
                     .borrow_mut()
@@ -264,12 +245,12 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
 }
 
 /// The document root, read key by key.
-struct RootSeed<'d, 't> {
+struct RootSeed<'d, 't, 'de> {
     duplicates: &'d RefCell<Vec<String>>,
-    tool: &'t mut dyn FnMut(usize, Value, Vec<String>),
+    tool: &'t mut OnTool<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_, 'de> {
     type Value = Root;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Root, D::Error> {
@@ -277,7 +258,7 @@ impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
     }
 }
 
-impl<'de> Visitor<'de> for RootSeed<'_, '_> {
+impl<'de> Visitor<'de> for RootSeed<'_, '_, 'de> {
     type Value = Root;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -336,7 +317,6 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
                 let child = Node {
                     at: Step::Key(&Step::Root, &key),
                     duplicates: self.duplicates,
-                    raw_schemas: false,
                 };
                 map.next_value_seed(child)?;
             }
@@ -347,12 +327,12 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
 }
 
 /// The root's `tools` value: each element goes to the callback. `true` for an array.
-struct ToolsSeed<'d, 't> {
+struct ToolsSeed<'d, 't, 'de> {
     duplicates: &'d RefCell<Vec<String>>,
-    tool: &'t mut dyn FnMut(usize, Value, Vec<String>),
+    tool: &'t mut OnTool<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for ToolsSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for ToolsSeed<'_, '_, 'de> {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
@@ -360,7 +340,7 @@ impl<'de> DeserializeSeed<'de> for ToolsSeed<'_, '_> {
     }
 }
 
-impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
+impl<'de> Visitor<'de> for ToolsSeed<'_, '_, 'de> {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -401,7 +381,6 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
             let child = Node {
                 at: Step::Key(&tools, &key),
                 duplicates: self.duplicates,
-                raw_schemas: false,
             };
             map.next_value_seed(child)?;
         }
@@ -413,15 +392,14 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_> {
         let mut index = 0;
         loop {
             let inner = RefCell::new(Vec::new());
-            let child = Node {
+            let child = BindingSeed {
                 at: Step::Index(&tools, index),
                 duplicates: &inner,
-                raw_schemas: true,
             };
-            let Some(value) = seq.next_element_seed(child)? else {
+            let Some(binding) = seq.next_element_seed(child)? else {
                 return Ok(true);
             };
-            (self.tool)(index, value, inner.into_inner());
+            (self.tool)(index, binding, inner.into_inner());
             index += 1;
         }
     }
@@ -463,7 +441,7 @@ mod tests {
     fn rejects_trailing_garbage_and_deep_nesting() {
         assert!(parse("{} x").is_err());
         assert!(parse(&"[".repeat(10_000)).is_err());
-        let mut ignore = |_: usize, _: Value, _: Vec<String>| {};
+        let mut ignore = |_: usize, _: Option<Written<'_>>, _: Vec<String>| {};
         assert!(stream("{} x", &mut ignore).is_err());
         assert!(stream(&format!("{{\"tools\": {}", "[".repeat(10_000)), &mut ignore).is_err());
     }
@@ -473,12 +451,17 @@ mod tests {
         let text =
             r#"{"x": {"k": 1, "k": 2}, "tools": [{"a": 1}, {"b": {"c": 1, "c": 2}}], "tools": 5}"#;
         let mut seen = Vec::new();
-        let (root, duplicates) = stream(text, &mut |i, v, d| seen.push((i, v, d))).unwrap();
+        let mut note = |i, v: Option<Written<'_>>, d| seen.push((i, v.map(|v| v.to_value()), d));
+        let (root, duplicates) = stream(text, &mut note).unwrap();
         assert_eq!(
             seen,
             [
-                (0, json!({"a": 1}), vec![]),
-                (1, json!({"b": {"c": 2}}), vec!["tools[1].b.c".to_owned()]),
+                (0, Some(json!({"a": 1})), vec![]),
+                (
+                    1,
+                    Some(json!({"b": {"c": 2}})),
+                    vec!["tools[1].b.c".to_owned()]
+                ),
             ]
         );
         assert_eq!(duplicates, ["x.k", "tools"]);
@@ -488,14 +471,20 @@ mod tests {
 
     #[test]
     fn a_number_where_an_object_or_the_tools_belong_is_no_object() {
-        let mut ignore = |_: usize, _: Value, _: Vec<String>| {};
+        let mut ignore = |_: usize, _: Option<Written<'_>>, _: Vec<String>| {};
         let (root, _) = stream("12345678901234567890123", &mut ignore).unwrap();
         assert!(!root.is_object && root.keys.is_empty());
         let (root, _) = stream(r#"{"tools": 1.5}"#, &mut ignore).unwrap();
         assert!(root.tools_not_array);
         let mut seen = Vec::new();
-        stream(r#"{"tools": [{"n": 1e400}]}"#, &mut |_, v, _| seen.push(v)).unwrap();
-        assert_eq!(seen[0].to_string(), r#"{"n":1e+400}"#);
+        let mut note = |_, v: Option<Written<'_>>, _| seen.push(v.map(|v| v.to_value()));
+        stream(
+            r#"{"tools": [{"n": 1e400}, 1e400, "s", [{"k": 1, "k": 2}]]}"#,
+            &mut note,
+        )
+        .unwrap();
+        assert_eq!(seen[0].as_ref().unwrap().to_string(), r#"{"n":1e+400}"#);
+        assert_eq!(seen[1..], [None, None, None]);
     }
 
     #[test]

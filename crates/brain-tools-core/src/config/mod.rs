@@ -9,13 +9,14 @@ mod parse;
 mod rules;
 mod schemas;
 mod suggest;
+mod written;
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use error::{ConfigError, ConfigErrors};
 
@@ -23,6 +24,7 @@ use crate::binding::Binding;
 use error::{Errors, field_path, index_path};
 use parse::{UrlMemo, parse_binding, unknown_fields};
 use schemas::SchemaCache;
+use written::Written;
 
 /// The largest config file [`HostConfig::load_path`] reads: 16 MiB.
 pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
@@ -53,7 +55,7 @@ impl HostConfig {
             for duplicate in &duplicates {
                 checker.errors.push(duplicate, DUPLICATE);
             }
-            checker.tool(&path, &value);
+            checker.tool(&path, value.as_ref());
         });
         let (root, duplicates) = streamed.map_err(|error| {
             ConfigErrors::root(format!(
@@ -73,8 +75,7 @@ impl HostConfig {
         if root.tools_not_array {
             checker.errors.push("tools", NOT_AN_ARRAY);
         }
-        let keys: Map<String, Value> = root.keys.into_iter().map(|k| (k, Value::Null)).collect();
-        checker.finish(&keys)
+        checker.finish(root.keys.iter().map(String::as_str))
     }
 
     /// Reads, parses and checks the host config file at `path` (at most [`MAX_CONFIG_BYTES`]).
@@ -116,13 +117,14 @@ impl HostConfig {
         match root.get("tools") {
             Some(Value::Array(list)) => {
                 for (i, value) in list.iter().enumerate() {
-                    checker.tool(&index_path("tools", i), value);
+                    let written = value.as_object().map(Written::of_map);
+                    checker.tool(&index_path("tools", i), written.as_ref());
                 }
             }
             Some(_) => checker.errors.push("tools", NOT_AN_ARRAY),
             None => {}
         }
-        checker.finish(root)
+        checker.finish(root.keys().map(String::as_str))
     }
 
     /// Every binding, in config order.
@@ -153,9 +155,10 @@ struct Checker {
 
 impl Checker {
     /// Checks the binding at `path` (an element of `tools`).
-    fn tool(&mut self, path: &str, value: &Value) {
+    fn tool(&mut self, path: &str, binding: Option<&Written<'_>>) {
         // Duplicate names are found even in bindings with other problems.
-        if let Some(name) = value.get("name").and_then(Value::as_str) {
+        let name = binding.and_then(|b| b.get("name")).and_then(|n| n.as_str());
+        if let Some(name) = name {
             match self.first_use.get(name) {
                 Some(first) => self.errors.push(
                     &field_path(path, "name"),
@@ -170,17 +173,20 @@ impl Checker {
             }
         }
         let (cache, urls, errors) = (&mut self.cache, &mut self.urls, &mut self.errors);
-        if let Some(binding) = parse_binding(value, path, cache, urls, errors) {
+        if let Some(binding) = parse_binding(binding, path, cache, urls, errors) {
             self.tools.push(Arc::new(binding));
         }
     }
 
     /// The root-level checks, then the config or every problem.
-    fn finish(mut self, root: &Map<String, Value>) -> Result<HostConfig, ConfigErrors> {
-        if !root.contains_key("tools") {
+    fn finish<'k>(
+        mut self,
+        root_keys: impl Iterator<Item = &'k str> + Clone,
+    ) -> Result<HostConfig, ConfigErrors> {
+        if !root_keys.clone().any(|key| key == "tools") {
             self.errors.push("tools", "required field is missing");
         }
-        unknown_fields(root, "", ROOT_FIELDS, &mut self.errors);
+        unknown_fields(root_keys, "", ROOT_FIELDS, &mut self.errors);
         if let Some(errors) = ConfigErrors::from_vec(self.errors.0) {
             return Err(errors);
         }
@@ -201,7 +207,8 @@ impl Checker {
 pub(crate) fn parse_single_binding(value: &Value) -> Result<Binding, ConfigErrors> {
     let mut errors = Errors::default();
     let (mut cache, mut urls) = (SchemaCache::default(), UrlMemo::default());
-    let binding = parse_binding(value, "", &mut cache, &mut urls, &mut errors);
+    let written = value.as_object().map(Written::of_map);
+    let binding = parse_binding(written.as_ref(), "", &mut cache, &mut urls, &mut errors);
     match (binding, ConfigErrors::from_vec(errors.0)) {
         (Some(binding), None) => Ok(binding),
         (_, Some(errors)) => Err(errors),

@@ -3,12 +3,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::{Errors, field_path, index_path};
 use super::rules;
 use super::schemas::{SchemaCache, SchemaRefusal, Shared};
 use super::suggest::suggest;
+use super::written::{Member, Written};
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 use crate::headers;
 use crate::url::EndpointUrl;
@@ -29,14 +30,17 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "headers",
 ];
 
-/// Reports every key of `object` not in `known`, with a suggestion when one is close.
-pub(crate) fn unknown_fields(
-    object: &Map<String, Value>,
+/// Reports every key in `keys` not in `known`, with a suggestion when one is close, in
+/// sorted order whatever the order written.
+pub(crate) fn unknown_fields<'k>(
+    keys: impl Iterator<Item = &'k str>,
     path: &str,
     known: &[&str],
     errors: &mut Errors,
 ) {
-    for key in object.keys().filter(|key| !known.contains(&key.as_str())) {
+    let mut unknown: Vec<&str> = keys.filter(|key| !known.contains(key)).collect();
+    unknown.sort_unstable();
+    for key in unknown {
         let reason = match suggest(key, known) {
             Some(likely) => format!("unknown field; did you mean \"{likely}\"?"),
             None => format!("unknown field; expected one of: {}", known.join(", ")),
@@ -64,15 +68,16 @@ impl UrlMemo {
     }
 }
 
-/// Checks the binding at `path`; `None` when it had any problem (all of them are in `errors`).
+/// Checks the binding at `path` (`None` if it is not a JSON object); `None` when it had
+/// any problem (all of them are in `errors`).
 pub(crate) fn parse_binding(
-    value: &Value,
+    object: Option<&Written<'_>>,
     path: &str,
     cache: &mut SchemaCache,
     urls: &mut UrlMemo,
     errors: &mut Errors,
 ) -> Option<Binding> {
-    let Some(object) = value.as_object() else {
+    let Some(object) = object else {
         errors.push(path, "must be an object");
         return None;
     };
@@ -95,16 +100,14 @@ pub(crate) fn parse_binding(
     // copy when it loaded (or parsed again, only to report on one that did not).
     let reparsed;
     let written = match object.get("input_schema") {
-        Some(value) => match super::json::raw_schema(value) {
-            Some(text) => match &input_schema {
-                Some(Some((shared, _))) => Some(&**shared),
-                _ => {
-                    reparsed = serde_json::from_str::<Value>(text).ok();
-                    reparsed.as_ref()
-                }
-            },
-            None => Some(value),
+        Some(Member::Schema(text)) => match &input_schema {
+            Some(Some((shared, _))) => Some(&**shared),
+            _ => {
+                reparsed = serde_json::from_str::<Value>(text).ok();
+                reparsed.as_ref()
+            }
         },
+        Some(member) => member.value(),
         None => None,
     };
     if let Some(schema) = written.filter(|s| s.is_object()) {
@@ -123,7 +126,7 @@ pub(crate) fn parse_binding(
     {
         fields.error("mcp_tool", reason);
     }
-    let is_mcp = object.contains_key("mcp_tool");
+    let is_mcp = object.contains("mcp_tool");
     let url = fields.string("url", false);
     let mut endpoint_url = None;
     match url {
@@ -131,7 +134,7 @@ pub(crate) fn parse_binding(
             Ok(parsed) => endpoint_url = Some(parsed),
             Err(reason) => fields.error("url", reason),
         },
-        None if is_mcp && !object.contains_key("url") => {
+        None if is_mcp && !object.contains("url") => {
             fields.error("url", "required for an MCP binding (mcp_tool is set)");
         }
         None => {}
@@ -155,22 +158,22 @@ pub(crate) fn parse_binding(
     );
     let output_schema = fields.schema("output_schema", false, cache);
     let extra_headers = fields.headers();
-    let inspect_session = match object.get("inspect_session") {
+    let inspect_session = match object.get("inspect_session").map(Member::value) {
         None => Some(false),
-        Some(Value::Bool(_)) if is_mcp => {
+        Some(Some(Value::Bool(_))) if is_mcp => {
             fields.error(
                 "inspect_session",
                 "not allowed on an MCP binding (mcp_tool is set)",
             );
             None
         }
-        Some(Value::Bool(flag)) => Some(*flag),
+        Some(Some(Value::Bool(flag))) => Some(*flag),
         Some(_) => {
             fields.error("inspect_session", "must be a boolean");
             None
         }
     };
-    unknown_fields(object, path, BINDING_FIELDS, errors);
+    unknown_fields(object.keys(), path, BINDING_FIELDS, errors);
 
     if errors.len() > before {
         return None;
@@ -205,7 +208,7 @@ pub(crate) fn parse_binding(
 
 /// Typed access to the fields of one binding object.
 struct Fields<'a, 'e> {
-    object: &'a Map<String, Value>,
+    object: &'a Written<'a>,
     path: &'a str,
     errors: &'e mut Errors,
 }
@@ -220,9 +223,9 @@ impl<'a> Fields<'a, '_> {
 
     /// A string field; `None` when absent or wrong (wrong and required-missing are reported).
     fn string(&mut self, key: &str, required: bool) -> Option<&'a str> {
-        match self.object.get(key) {
-            Some(Value::String(text)) => Some(text),
-            Some(_) => {
+        match self.object.get(key).map(Member::as_str) {
+            Some(Some(text)) => Some(text),
+            Some(None) => {
                 self.error(key, "must be a string");
                 None
             }
@@ -237,13 +240,14 @@ impl<'a> Fields<'a, '_> {
 
     /// An integer field between 1 and `max`, or `default` when absent.
     fn integer(&mut self, key: &str, default: u64, max: u64) -> Option<u64> {
-        let Some(value) = self.object.get(key) else {
+        let Some(member) = self.object.get(key) else {
             return Some(default);
         };
+        let value = member.value();
         let number = value
-            .as_i64()
+            .and_then(Value::as_i64)
             .map(i128::from)
-            .or(value.as_u64().map(i128::from));
+            .or(value.and_then(Value::as_u64).map(i128::from));
         match number {
             Some(n) if (1..=i128::from(max)).contains(&n) => u64::try_from(n).ok(),
             Some(_) => {
@@ -272,11 +276,11 @@ impl<'a> Fields<'a, '_> {
             }
             None => return Some(None),
             // A streamed binding holds its schema as text; a whole document as a value.
-            Some(value) => match super::json::raw_schema(value).filter(|_| cache.takes_text()) {
-                Some(text) => cache.compile_text(text, || field_path(self.path, key)),
-                None if value.is_object() => cache.compile(value).map_err(SchemaRefusal::Invalid),
-                None => Err(SchemaRefusal::NotObject),
-            },
+            Some(Member::Schema(text)) => cache.compile_text(text, || field_path(self.path, key)),
+            Some(Member::Value(value)) if value.is_object() => {
+                cache.compile(value).map_err(SchemaRefusal::Invalid)
+            }
+            Some(_) => Err(SchemaRefusal::NotObject),
         };
         match found {
             Ok(shared) => Some(Some(shared)),
@@ -290,6 +294,13 @@ impl<'a> Fields<'a, '_> {
                 self.error(key, "must be a JSON Schema object");
                 None
             }
+            Err(SchemaRefusal::TooDeep) => {
+                self.error(
+                    key,
+                    "nests arrays and objects deeper than the recursion limit of a JSON value",
+                );
+                None
+            }
             Err(SchemaRefusal::Invalid(reason)) => {
                 self.error(key, format!("is not a valid JSON Schema: {reason}"));
                 None
@@ -300,9 +311,9 @@ impl<'a> Fields<'a, '_> {
     /// `headers`: an object of header names and string values, by the rule of
     /// [`crate::headers`]; every problem is reported at its header.
     fn headers(&mut self) -> Option<Vec<(String, String)>> {
-        let map = match self.object.get("headers") {
+        let map = match self.object.get("headers").map(Member::value) {
             None => return Some(Vec::new()),
-            Some(Value::Object(map)) => map,
+            Some(Some(Value::Object(map))) => map,
             Some(_) => {
                 self.error(
                     "headers",
@@ -347,12 +358,12 @@ impl<'a> Fields<'a, '_> {
 
     /// `tenants`: a non-empty array of distinct non-empty strings.
     fn tenants(&mut self) -> Option<Vec<String>> {
-        let list = match self.object.get("tenants") {
+        let list = match self.object.get("tenants").map(Member::value) {
             None => {
                 self.error("tenants", "required field is missing");
                 return None;
             }
-            Some(Value::Array(list)) => list,
+            Some(Some(Value::Array(list))) => list,
             Some(_) => {
                 self.error("tenants", "must be an array of tenant names");
                 return None;

@@ -32,6 +32,8 @@ pub(crate) enum SchemaRefusal {
     NotObject,
     /// It does not compile.
     Invalid(String),
+    /// It nests deeper than a JSON value read from the document may.
+    TooDeep,
 }
 
 impl SchemaCache {
@@ -41,11 +43,6 @@ impl SchemaCache {
             by_value: HashMap::new(),
             by_text: Some(HashMap::default()),
         }
-    }
-
-    /// Whether schemas may come as text (a streamed load).
-    pub(crate) fn takes_text(&self) -> bool {
-        self.by_text.is_some()
     }
 
     /// The shared schema written as `text` at `path()`: found by its text, or parsed (with
@@ -58,6 +55,9 @@ impl SchemaCache {
     ) -> Result<Shared, SchemaRefusal> {
         if let Some(found) = self.by_text.as_ref().and_then(|known| known.get(text)) {
             return Ok(found.clone());
+        }
+        if super::json::schema_too_deep(text) {
+            return Err(SchemaRefusal::TooDeep);
         }
         // The text came from a document that parsed; it parses again.
         let (value, duplicates) = super::json::parse_at(text, &path())

@@ -526,6 +526,7 @@ fn streamed_and_whole_loads_agree() {
 mod headers;
 mod properties;
 mod schema_text;
+mod streamed;
 
 #[test]
 fn a_url_named_by_many_bindings_is_checked_for_each() {

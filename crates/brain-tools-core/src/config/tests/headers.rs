@@ -1,6 +1,6 @@
 //! `headers`: extra headers per binding, every rule with its exact message.
 
-use serde_json::json;
+use serde_json::{Map, json};
 
 use super::*;
 

@@ -76,27 +76,35 @@ fn schemas_written_again_are_found_by_their_text_with_every_check_kept() {
 
 #[test]
 fn a_schema_too_deep_for_a_json_value_is_refused_as_before() {
-    // serde_json (and the streamed load before schemas were kept as text) stops at 128
-    // levels counted from the document's root. A schema captured as text is skipped
-    // without that limit and parsed again from its own root, so a document that no JSON
-    // value can hold must still be refused.
+    // serde_json stops at 128 levels counted from the document's root. A schema captured
+    // as text is skipped without that limit and parsed again from its own root, so a
+    // schema that no JSON value read from the document can hold must still be refused,
+    // at its path; written twice, it is refused twice.
     for depth in 118..=128 {
         let mut schema = String::from(r#"{"type":"object"}"#);
         for _ in 0..depth {
             schema = format!(r#"{{"type":"object","not":{schema}}}"#);
         }
-        let text = format!(
-            r#"{{"tools":[{{"name":"a","description":"d","input_schema":{schema},"url":"https://example.com/mcp","mcp_tool":"t","tenants":["x"]}}]}}"#
-        );
+        let binding = |name: &str| {
+            format!(
+                r#"{{"name":"{name}","description":"d","input_schema":{schema},"url":"https://example.com/mcp","mcp_tool":"t","tenants":["x"]}}"#
+            )
+        };
+        let text = format!(r#"{{"tools":[{},{}]}}"#, binding("a"), binding("b"));
         let whole = serde_json::from_str::<Value>(&text);
         let streamed = HostConfig::load(&text);
         match whole {
             Err(e) => {
                 let refused = streamed.map(|_| ()).expect_err("too deep for a value");
-                assert!(
-                    refused.to_string().contains("recursion limit"),
-                    "depth {depth}: serde_json says {e}; the streamed load says {refused}"
-                );
+                for at in ["tools[0].input_schema: ", "tools[1].input_schema: "] {
+                    let said = refused.to_string();
+                    assert!(
+                        said.contains(&format!(
+                            "{at}nests arrays and objects deeper than the recursion limit"
+                        )),
+                        "depth {depth}: serde_json says {e}; the streamed load says {said}"
+                    );
+                }
             }
             // One level less and both read it: the verdict is the whole-value load's.
             Ok(value) => assert_eq!(
