@@ -64,7 +64,7 @@ fn loadavg() -> String {
 
 fn run(args: &[String]) -> Result<(), String> {
     let (mut quick, mut rmcp, mut only, mut out) = (false, None, None, None);
-    let mut sides = vec!["raw", "ours", "rmcp"];
+    let mut sides = vec!["raw", "json", "ours", "rmcp"];
     let mut ours_flags = Vec::new();
     let mut it = args.iter();
     while let Some(flag) = it.next() {

@@ -2,17 +2,23 @@
 //! recorded byte for byte. It reads every reply to its end and carries the session id from
 //! the `initialize` reply; it parses no JSON. Like ours, it sends the session DELETE in
 //! the background, so callers see the result after the `tools/call`.
+//!
+//! The `json` side is the same client doing the least JSON work an MCP client must: it
+//! writes each request body from a JSON value (built once, from the recording) and
+//! parses each reply (each SSE event's data) into a value whose JSON-RPC envelope it
+//! checks. No schema, no typed model, no limits: a second floor, for the protocol's work.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
 use http::{Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use serde_json::Value;
 use tokio_util::task::TaskTracker;
 
 use crate::plan::Captured;
@@ -24,6 +30,8 @@ pub(crate) struct Raw {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     url: Uri,
     steps: Vec<Captured>,
+    /// The request bodies as JSON values, for the `json` side; `None` for the raw one.
+    values: Option<Vec<Option<Value>>>,
     background: TaskTracker,
 }
 
@@ -46,12 +54,25 @@ pub(crate) fn tls_config(ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, 
 }
 
 impl Raw {
-    /// A client for `url` replaying `steps` (one call's requests, in order).
+    /// A client for `url` replaying `steps` (one call's requests, in order); with `json`,
+    /// the `json` side (see the module docs).
     pub(crate) fn new(
         url: &str,
         steps: Vec<Captured>,
         ca_pem: Option<&[u8]>,
+        json: bool,
     ) -> Result<Self, String> {
+        let values = json
+            .then(|| {
+                let parse = |step: &Captured| {
+                    (!step.body.is_empty())
+                        .then(|| serde_json::from_slice(&step.body))
+                        .transpose()
+                };
+                steps.iter().map(parse).collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()
+            .map_err(|e| format!("recorded request: {e}"))?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
@@ -69,6 +90,7 @@ impl Raw {
             client,
             url: url.parse().map_err(|e| format!("{url}: {e}"))?,
             steps,
+            values,
             background: TaskTracker::new(),
         })
     }
@@ -117,9 +139,11 @@ impl Raw {
                 _ => builder = builder.header(name, value),
             }
         }
-        let request = builder
-            .body(Full::new(step.body.clone()))
-            .map_err(|e| e.to_string())?;
+        let body = match self.values.as_ref().and_then(|v| v[i].as_ref()) {
+            Some(value) => Bytes::from(serde_json::to_vec(value).map_err(|e| e.to_string())?),
+            None => step.body.clone(),
+        };
+        let request = builder.body(Full::new(body)).map_err(|e| e.to_string())?;
         let response = self
             .client
             .request(request)
@@ -129,11 +153,49 @@ impl Raw {
             return Err(format!("{} answered {}", step.role(), response.status()));
         }
         let session = response.headers().get(SESSION).cloned();
-        response
+        let events = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+        let body = response
             .into_body()
             .collect()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        if self.values.is_some() {
+            check_reply(&body, events).map_err(|e| format!("{} reply: {e}", step.role()))?;
+        }
         Ok(session)
     }
+}
+
+/// Parses a reply body (each event's `data` when `events`) and checks the JSON-RPC
+/// envelope of every message in it.
+fn check_reply(body: &[u8], events: bool) -> Result<(), String> {
+    let envelope = |json: &[u8]| -> Result<(), String> {
+        let message: Value = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        let answered = message.get("result").is_some() || message.get("error").is_some();
+        match message.get("jsonrpc") {
+            Some(v) if v == "2.0" && (answered || message.get("method").is_some()) => Ok(()),
+            _ => Err("not a JSON-RPC 2.0 message".into()),
+        }
+    };
+    if !events {
+        return if body.is_empty() {
+            Ok(())
+        } else {
+            envelope(body)
+        };
+    }
+    for line in body.split(|&b| b == b'\n') {
+        if let Some(data) = line.strip_prefix(b"data:") {
+            let data = data.strip_prefix(b" ").unwrap_or(data);
+            let data = data.strip_suffix(b"\r").unwrap_or(data);
+            if !data.is_empty() {
+                envelope(data)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -96,23 +96,24 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 Ok::<_, String>(run.report("ours", calls))
             })?
         }
-        "raw" => {
+        side @ ("raw" | "json") => {
             let recorded = f
                 .plan
                 .as_deref()
-                .ok_or("--plan is required for the raw side")?;
+                .ok_or("--plan is required for the raw and json sides")?;
             let steps = plan::steps(&plan::parse(recorded)?, f.handshake)?;
-            let raw = Arc::new(Raw::new(&f.url, steps, f.ca.as_deref())?);
+            let json = side == "json";
+            let raw = Arc::new(Raw::new(&f.url, steps, f.ca.as_deref(), json)?);
             rt.block_on(async {
                 let run = Run::start();
                 let each = raw.clone();
                 let calls =
                     closed_loop::run(f.concurrency, f.calls, move || each.clone().call()).await;
                 raw.finish().await;
-                Ok::<_, String>(run.report("raw", calls))
+                Ok::<_, String>(run.report(side, calls))
             })?
         }
-        other => return Err(format!("unknown side {other:?} (ours|raw)")),
+        other => return Err(format!("unknown side {other:?} (ours|raw|json)")),
     };
     println!("{report}");
     Ok(())

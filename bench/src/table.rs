@@ -1,5 +1,6 @@
 //! Printing the sweep: a line per point as it completes, then per case a table, the
-//! ratios to the raw floor and to rmcp, and the memory figures.
+//! ratios to the raw floor, to the floor that does the JSON work (`json`) and to rmcp,
+//! and the memory figures.
 
 use crate::sweep::Point;
 
@@ -107,7 +108,7 @@ pub(crate) fn summary(points: &[Point]) {
             println!("{}", line(p));
         }
     }
-    println!("\nratios, same run (ours/raw and ours/rmcp; below 1 is better for ours):");
+    println!("\nratios, same run (ours/raw, ours/json and ours/rmcp; below 1 is better for ours):");
     for case in &cases {
         let mut levels: Vec<usize> = points
             .iter()
@@ -123,6 +124,18 @@ pub(crate) fn summary(points: &[Point]) {
             };
             let (o, r) = (row(ours), row(raw));
             let rm = find(points, case, c, "rmcp").map(row);
+            let vs_json = find(points, case, c, "json").map_or_else(
+                || "json -".to_owned(),
+                |j| {
+                    let j = row(j);
+                    format!(
+                        "json: cpu {} p50 {} p99 {}",
+                        ratio(o.cpu_us, j.cpu_us),
+                        ratio(o.p50, j.p50),
+                        ratio(o.p99, j.p99)
+                    )
+                },
+            );
             let vs_rmcp = rm.map_or_else(
                 || "rmcp -".to_owned(),
                 |m| {
@@ -136,7 +149,7 @@ pub(crate) fn summary(points: &[Point]) {
                 },
             );
             println!(
-                "RATIO {case:<24} C={c:<4} raw: cpu {} p50 {} p99 {} calls/s {} conns {}/{} | {vs_rmcp}",
+                "RATIO {case:<24} C={c:<4} raw: cpu {} p50 {} p99 {} calls/s {} conns {}/{} | {vs_json} | {vs_rmcp}",
                 ratio(o.cpu_us, r.cpu_us),
                 ratio(o.p50, r.p50),
                 ratio(o.p99, r.p99),
@@ -163,7 +176,7 @@ fn memory(points: &[Point]) {
          then the same from the resident memory at the end split in two: allocated (anon) and mapped\n\
          files (file: the program's own code and read-only data, shared and reclaimable)"
     );
-    for side in ["raw", "ours", "rmcp"] {
+    for side in ["raw", "json", "ours", "rmcp"] {
         let (Some(one), Some(many)) = (find(points, case, 1, side), find(points, case, top, side))
         else {
             continue;

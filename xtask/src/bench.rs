@@ -1,5 +1,5 @@
-//! `cargo xtask bench`: the concurrency sweep (ours, the raw floor and rmcp at a host's
-//! concurrency, HTTPS, host config load), then the single-call benchmark and its ratios.
+//! `cargo xtask bench`: the concurrency sweep (ours, the raw and json floors and rmcp at a
+//! host's concurrency, HTTPS, host config load), then the single-call benchmark and its ratios.
 //!
 //! `cargo xtask bench [--quick] [--sweep | --call-path] [--only TEXT] [criterion args]...`
 //!
