@@ -66,31 +66,69 @@ impl fmt::Display for ConfigErrors {
 /// The path of the document itself.
 pub(crate) const ROOT: &str = "$";
 
+/// The most problems one load lists; the rest are counted in a last line. A document can
+/// hold a problem in each of a million keys, and the report should stay far smaller than
+/// the document.
+pub(crate) const MAX_LISTED: usize = 1000;
+
 /// Collects errors while walking a document.
 #[derive(Debug, Default)]
-pub(crate) struct Errors(pub(crate) Vec<ConfigError>);
+pub(crate) struct Errors {
+    listed: Vec<ConfigError>,
+    /// Problems found after [`MAX_LISTED`] were listed.
+    unlisted: usize,
+}
 
 impl Errors {
     pub(crate) fn push(&mut self, path: &str, reason: impl Into<String>) {
+        if self.listed.len() >= MAX_LISTED {
+            self.unlisted += 1;
+            return;
+        }
         let path = if path.is_empty() { ROOT } else { path };
-        self.0.push(ConfigError {
+        self.listed.push(ConfigError {
             path: path.to_owned(),
             reason: reason.into(),
         });
     }
 
-    /// The collected problems; call only after pushing at least one.
-    pub(crate) fn into_errors(self) -> ConfigErrors {
-        ConfigErrors(self.0)
+    /// The collected problems, `None` when there are none.
+    pub(crate) fn finish(mut self) -> Option<ConfigErrors> {
+        if self.unlisted > 0 {
+            self.listed.push(ConfigError {
+                path: ROOT.to_owned(),
+                reason: format!("{} more problems, not listed", self.unlisted),
+            });
+        }
+        ConfigErrors::from_vec(self.listed)
     }
 
+    /// The collected problems; call only after pushing at least one.
+    pub(crate) fn into_errors(self) -> ConfigErrors {
+        self.finish()
+            .unwrap_or_else(|| ConfigErrors::root("invalid config"))
+    }
+
+    /// How many problems were found, listed or not.
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        self.listed.len() + self.unlisted
     }
 }
 
+/// The longest key written out in a path; a longer one is cut, with `…`. Keys are the
+/// document's own text, and a path repeats every key above it.
+const MAX_KEY_SHOWN: usize = 64;
+
 /// The path of field `key` inside the object at `parent`.
 pub(crate) fn field_path(parent: &str, key: &str) -> String {
+    if key.len() > MAX_KEY_SHOWN {
+        let mut end = MAX_KEY_SHOWN;
+        while !key.is_char_boundary(end) {
+            end -= 1;
+        }
+        let quoted = serde_json::Value::String([&key[..end], "…"].concat()).to_string();
+        return [parent, "[", &quoted, "]"].concat();
+    }
     let plain = !key.is_empty()
         && key
             .chars()
@@ -146,9 +184,29 @@ mod tests {
         let mut errors = Errors::default();
         errors.push("tools[0].name", "must be a string");
         errors.push("", "bad");
-        let all = ConfigErrors::from_vec(errors.0).expect("two errors");
+        let all = errors.finish().expect("two errors");
         assert_eq!(all.to_string(), "tools[0].name: must be a string\n$: bad");
         assert_eq!(all.errors().len(), 2);
+    }
+
+    #[test]
+    fn a_report_stays_small_whatever_the_document() {
+        let mut errors = Errors::default();
+        for i in 0..MAX_LISTED + 5 {
+            errors.push(&index_path("tools", i), "must be an object");
+        }
+        assert_eq!(errors.len(), MAX_LISTED + 5);
+        let all = errors.finish().expect("errors");
+        assert_eq!(all.errors().len(), MAX_LISTED + 1);
+        assert_eq!(
+            all.errors()[MAX_LISTED].to_string(),
+            "$: 5 more problems, not listed"
+        );
+        // A long key is cut in a path, at a character boundary.
+        let key = "é".repeat(100);
+        let path = field_path("tools[0]", &key);
+        assert_eq!(path, format!("tools[0][\"{}…\"]", "é".repeat(32)));
+        assert_eq!(field_path("", &"a".repeat(64)), "a".repeat(64));
     }
 
     #[test]

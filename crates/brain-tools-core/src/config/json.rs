@@ -1,47 +1,45 @@
-//! Parses the config text into `serde_json::Value`s, also noting keys that appear twice in
-//! one object: plain parsing would keep the last silently, hiding a mistake.
+//! Parses the config text, also noting keys that appear twice in one object
+//! ([`Duplicates`]).
 //!
-//! [`parse`] builds the whole document. [`stream`] hands each element of the root's
-//! `tools` array to a callback as soon as it is read, as its members borrowed from the text
-//! ([`Written`]), and keeps nothing of it, so a large config never exists twice in memory
-//! (as text and as one big tree of values).
-//! Paths are only written out for a duplicate key, never for every value.
+//! [`parse_at`] builds a value (a schema's text, in the loader). [`stream`] hands each
+//! element of the root's `tools` array to a callback as soon as it is read, as its members
+//! borrowed from the text ([`Written`]), and keeps nothing of it, so a large config never
+//! exists twice in memory (as text and as one big tree of values). Paths are only written
+//! out for a duplicate key, never for every value.
 
-use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::error::{field_path, index_path};
+use super::repeats::Duplicates;
 use super::written::{BindingSeed, Written};
 
-/// The parsed document and the paths of duplicated keys, in document order.
+/// The parsed document and its duplicated keys, in document order.
 #[cfg(test)]
-pub(crate) fn parse(text: &str) -> Result<(Value, Vec<String>), serde_json::Error> {
-    let duplicates = RefCell::new(Vec::new());
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Node {
-        at: Step::Root,
-        duplicates: &duplicates,
-    }
-    .deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok((value, duplicates.into_inner()))
+pub(crate) fn parse(text: &str) -> Result<(Value, Duplicates), serde_json::Error> {
+    parse_at(text, "")
 }
 
-/// Parses `text`, a value found at `path` of the document, as [`parse`] does: the value
-/// and the paths (from the document's root) of its duplicated keys.
-pub(crate) fn parse_at(text: &str, path: &str) -> Result<(Value, Vec<String>), serde_json::Error> {
-    let duplicates = RefCell::new(Vec::new());
+/// Parses `text`, a value found at `path` of the document (`""`: the document itself):
+/// the value and its duplicated keys, with paths from the document's root.
+pub(crate) fn parse_at(text: &str, path: &str) -> Result<(Value, Duplicates), serde_json::Error> {
+    let duplicates = Duplicates::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
+    let at = if path.is_empty() {
+        Step::Root
+    } else {
+        Step::Prefix(path)
+    };
     let value = Node {
-        at: Step::Prefix(path),
+        at,
         duplicates: &duplicates,
     }
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
-    Ok((value, duplicates.into_inner()))
+    Ok((value, duplicates))
 }
 
 /// The deepest nesting of arrays and objects serde_json reads into a value, counted from
@@ -91,7 +89,7 @@ fn nesting(json: &str) -> usize {
 pub(crate) struct Root {
     /// Whether the root is a JSON object.
     pub(crate) is_object: bool,
-    /// The root's keys, in document order (a repeated key once per occurrence).
+    /// The root's keys, in document order, each once.
     pub(crate) keys: Vec<String>,
     /// Whether `tools` was there and held something other than an array.
     pub(crate) tools_not_array: bool,
@@ -102,12 +100,12 @@ pub(crate) struct Root {
 pub(crate) type OnTool<'de> = dyn FnMut(usize, Option<Written<'de>>, Vec<String>) + 'de;
 
 /// Parses `text`, calling `tool` for each element of the root's `tools` array as soon as
-/// it is read. Returns the root's shape and the duplicated keys found elsewhere.
+/// it is read. Returns the root's shape and the duplicated keys not handed to `tool`.
 pub(crate) fn stream<'de>(
     text: &'de str,
     tool: &mut OnTool<'de>,
-) -> Result<(Root, Vec<String>), serde_json::Error> {
-    let duplicates = RefCell::new(Vec::new());
+) -> Result<(Root, Duplicates), serde_json::Error> {
+    let duplicates = Duplicates::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let root = RootSeed {
         duplicates: &duplicates,
@@ -115,12 +113,37 @@ pub(crate) fn stream<'de>(
     }
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
-    Ok((root, duplicates.into_inner()))
+    Ok((root, duplicates))
 }
 
 /// The key serde_json uses to hand a number's exact text to a visitor when its
 /// `arbitrary_precision` feature is on (the workspace turns it on so numbers stay exact).
 pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// The value after [`NUMBER_TOKEN`] as the first key of a map: a number's exact text,
+/// refused as serde_json refuses it when it is none (an object written with that key).
+pub(crate) fn number_after_token<'de, A: MapAccess<'de>>(
+    map: &mut A,
+) -> Result<serde_json::Number, A::Error> {
+    let text: String = map.next_value()?;
+    text.parse().map_err(de::Error::custom)
+}
+
+/// The key under which serde_json's own parser (with its `raw_value` feature, which the
+/// workspace turns on) reads a string as JSON text. A document using it would mean one
+/// thing to this loader and another to a caller that parsed it with serde_json first, so
+/// it is refused.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Refuses a key serde_json reserves for itself.
+pub(crate) fn refuse_reserved<E: de::Error>(key: &str) -> Result<(), E> {
+    if key == RAW_VALUE_TOKEN {
+        return Err(E::custom(format!(
+            "the key \"{RAW_VALUE_TOKEN}\" is reserved"
+        )));
+    }
+    Ok(())
+}
 
 /// Where a value sits: a chain of steps back to the root, written out only when needed.
 #[derive(Clone, Copy)]
@@ -147,12 +170,12 @@ impl Step<'_> {
 /// One value being read, and where it sits.
 pub(crate) struct Node<'p, 'd> {
     at: Step<'p>,
-    duplicates: &'d RefCell<Vec<String>>,
+    duplicates: &'d Duplicates,
 }
 
 impl<'p, 'd> Node<'p, 'd> {
     /// The value at `at`, noting its repeated keys in `duplicates`.
-    pub(crate) fn new(at: Step<'p>, duplicates: &'d RefCell<Vec<String>>) -> Self {
+    pub(crate) fn new(at: Step<'p>, duplicates: &'d Duplicates) -> Self {
         Self { at, duplicates }
     }
 }
@@ -221,12 +244,9 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             // With serde_json's `arbitrary_precision`, a number arrives as a one-entry map
             // under this reserved key, holding the number's exact text.
             if first && key == NUMBER_TOKEN {
-                let text: String = map.next_value()?;
-                return text
-                    .parse::<serde_json::Number>()
-                    .map(Value::Number)
-                    .map_err(de::Error::custom);
+                return number_after_token(&mut map).map(Value::Number);
             }
+            refuse_reserved(&key)?;
             first = false;
             let child = Node {
                 at: Step::Key(&self.at, &key),
@@ -234,9 +254,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             };
             let value = map.next_value_seed(child)?;
             if object.contains_key(&key) {
-                self.duplicates
-                    .borrow_mut()
-                    .push(Step::Key(&self.at, &key).path());
+                self.duplicates.note(Step::Key(&self.at, &key));
             }
             object.insert(key, value);
         }
@@ -246,7 +264,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
 
 /// The document root, read key by key.
 struct RootSeed<'d, 't, 'de> {
-    duplicates: &'d RefCell<Vec<String>>,
+    duplicates: &'d Duplicates,
     tool: &'t mut OnTool<'de>,
 }
 
@@ -299,13 +317,16 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_, 'de> {
             is_object: true,
             ..Root::default()
         };
+        let mut seen = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
-            if root.keys.is_empty() && key == NUMBER_TOKEN {
-                map.next_value::<IgnoredAny>()?;
+            if seen.is_empty() && key == NUMBER_TOKEN {
+                number_after_token(&mut map)?;
                 return Ok(Root::default());
             }
-            if root.keys.contains(&key) {
-                self.duplicates.borrow_mut().push(field_path("", &key));
+            refuse_reserved(&key)?;
+            let repeated = !seen.insert(key.clone());
+            if repeated {
+                self.duplicates.note(Step::Key(&Step::Root, &key));
             }
             if key == "tools" {
                 let tools = ToolsSeed {
@@ -320,7 +341,9 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_, 'de> {
                 };
                 map.next_value_seed(child)?;
             }
-            root.keys.push(key);
+            if !repeated {
+                root.keys.push(key);
+            }
         }
         Ok(root)
     }
@@ -328,7 +351,7 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_, 'de> {
 
 /// The root's `tools` value: each element goes to the callback. `true` for an array.
 struct ToolsSeed<'d, 't, 'de> {
-    duplicates: &'d RefCell<Vec<String>>,
+    duplicates: &'d Duplicates,
     tool: &'t mut OnTool<'de>,
 }
 
@@ -373,11 +396,14 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_, 'de> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
         let tools = Step::Key(&Step::Root, "tools");
+        let mut first = true;
         while let Some(key) = map.next_key::<String>()? {
-            if key == NUMBER_TOKEN {
-                map.next_value::<IgnoredAny>()?;
-                continue;
+            if first && key == NUMBER_TOKEN {
+                number_after_token(&mut map)?;
+                return Ok(false);
             }
+            first = false;
+            refuse_reserved(&key)?;
             let child = Node {
                 at: Step::Key(&tools, &key),
                 duplicates: self.duplicates,
@@ -391,15 +417,15 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_, 'de> {
         let tools = Step::Key(&Step::Root, "tools");
         let mut index = 0;
         loop {
-            let inner = RefCell::new(Vec::new());
+            let mark = self.duplicates.mark();
             let child = BindingSeed {
                 at: Step::Index(&tools, index),
-                duplicates: &inner,
+                duplicates: self.duplicates,
             };
             let Some(binding) = seq.next_element_seed(child)? else {
                 return Ok(true);
             };
-            (self.tool)(index, binding, inner.into_inner());
+            (self.tool)(index, binding, self.duplicates.since(mark));
             index += 1;
         }
     }
@@ -434,7 +460,17 @@ mod tests {
         let text = r#"{"tools": [{"name": "a", "x": {"k": 1, "k": 2}, "name": "b"}], "tools": []}"#;
         let (value, duplicates) = parse(text).unwrap();
         assert_eq!(value, json!({"tools": []}));
-        assert_eq!(duplicates, ["tools[0].x.k", "tools[0].name", "tools"]);
+        assert_eq!(
+            duplicates.into_parts(),
+            (
+                vec![
+                    "tools[0].x.k".into(),
+                    "tools[0].name".into(),
+                    "tools".into()
+                ],
+                0
+            )
+        );
     }
 
     #[test]
@@ -464,9 +500,12 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(duplicates, ["x.k", "tools"]);
+        assert_eq!(
+            duplicates.into_parts(),
+            (vec!["x.k".into(), "tools".into()], 0)
+        );
         assert!(root.is_object && root.tools_not_array);
-        assert_eq!(root.keys, ["x", "tools", "tools"]);
+        assert_eq!(root.keys, ["x", "tools"]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 mod error;
 mod json;
 mod parse;
+mod repeats;
 mod rules;
 mod schemas;
 mod suggest;
@@ -23,6 +24,7 @@ pub use error::{ConfigError, ConfigErrors};
 use crate::binding::Binding;
 use error::{Errors, field_path, index_path};
 use parse::{UrlMemo, parse_binding, unknown_fields};
+use repeats::DUPLICATE;
 use schemas::SchemaCache;
 use written::Written;
 
@@ -46,10 +48,7 @@ impl HostConfig {
     /// document is never held whole as values; equal schemas share one copy and one
     /// compiled validator.
     pub fn load(json: &str) -> Result<Self, ConfigErrors> {
-        let mut checker = Checker {
-            cache: SchemaCache::streamed(),
-            ..Checker::default()
-        };
+        let mut checker = Checker::default();
         let streamed = json::stream(json, &mut |index, value, duplicates| {
             let path = index_path("tools", index);
             for duplicate in &duplicates {
@@ -57,7 +56,7 @@ impl HostConfig {
             }
             checker.tool(&path, value.as_ref());
         });
-        let (root, duplicates) = streamed.map_err(|error| {
+        let (root, repeats) = streamed.map_err(|error| {
             ConfigErrors::root(format!(
                 "not valid JSON at line {} column {}: {}",
                 error.line(),
@@ -65,9 +64,7 @@ impl HostConfig {
                 strip_position(&error.to_string())
             ))
         })?;
-        for path in &duplicates {
-            checker.errors.push(path, DUPLICATE);
-        }
+        repeats.report(&mut checker.errors, "");
         if !root.is_object {
             checker.errors.push("", NOT_AN_OBJECT);
             return Err(checker.errors.into_errors());
@@ -138,7 +135,6 @@ impl HostConfig {
     }
 }
 
-pub(crate) const DUPLICATE: &str = "duplicate field; only the last value would count";
 const NOT_AN_OBJECT: &str = "must be a JSON object with a \"tools\" array";
 const NOT_AN_ARRAY: &str = "must be an array of tool bindings";
 
@@ -187,19 +183,16 @@ impl Checker {
             self.errors.push("tools", "required field is missing");
         }
         unknown_fields(root_keys, "", ROOT_FIELDS, &mut self.errors);
-        if let Some(errors) = ConfigErrors::from_vec(self.errors.0) {
+        let tools = self.tools;
+        if let Some(errors) = self.errors.finish() {
             return Err(errors);
         }
-        let by_name = self
-            .tools
+        let by_name = tools
             .iter()
             .enumerate()
             .map(|(i, binding)| (binding.name.clone(), i))
             .collect();
-        Ok(HostConfig {
-            tools: self.tools,
-            by_name,
-        })
+        Ok(HostConfig { tools, by_name })
     }
 }
 
@@ -209,7 +202,7 @@ pub(crate) fn parse_single_binding(value: &Value) -> Result<Binding, ConfigError
     let (mut cache, mut urls) = (SchemaCache::default(), UrlMemo::default());
     let written = value.as_object().map(Written::of_map);
     let binding = parse_binding(written.as_ref(), "", &mut cache, &mut urls, &mut errors);
-    match (binding, ConfigErrors::from_vec(errors.0)) {
+    match (binding, errors.finish()) {
         (Some(binding), None) => Ok(binding),
         (_, Some(errors)) => Err(errors),
         (None, None) => Err(ConfigErrors::root("invalid binding")),

@@ -1,6 +1,6 @@
 //! Walks one binding object, checking every field and collecting every problem.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -254,6 +254,11 @@ impl<'a> Fields<'a, '_> {
                 self.error(key, format!("must be between 1 and {max}"));
                 None
             }
+            // An integer too long for 64 bits is out of range, not the wrong type.
+            None if value.is_some_and(is_long_integer) => {
+                self.error(key, format!("must be between 1 and {max}"));
+                None
+            }
             None => {
                 self.error(key, "must be an integer");
                 None
@@ -284,10 +289,8 @@ impl<'a> Fields<'a, '_> {
         };
         match found {
             Ok(shared) => Some(Some(shared)),
-            Err(SchemaRefusal::Duplicates(paths)) => {
-                for duplicate in &paths {
-                    self.errors.push(duplicate, super::DUPLICATE);
-                }
+            Err(SchemaRefusal::Duplicates(repeats)) => {
+                repeats.report(self.errors, &field_path(self.path, key));
                 None
             }
             Err(SchemaRefusal::NotObject) => {
@@ -299,6 +302,10 @@ impl<'a> Fields<'a, '_> {
                     key,
                     "nests arrays and objects deeper than the recursion limit of a JSON value",
                 );
+                None
+            }
+            Err(SchemaRefusal::NotJson(reason)) => {
+                self.error(key, format!("is not valid JSON: {reason}"));
                 None
             }
             Err(SchemaRefusal::Invalid(reason)) => {
@@ -324,6 +331,8 @@ impl<'a> Fields<'a, '_> {
         };
         let headers_path = field_path(self.path, "headers");
         let mut list: Vec<(String, String)> = Vec::with_capacity(map.len());
+        // Names met so far, by their lower case: a document may hold many.
+        let mut first_of: HashMap<String, &str> = HashMap::new();
         let mut ok = true;
         for (name, value) in map {
             let path = field_path(&headers_path, name);
@@ -333,11 +342,12 @@ impl<'a> Fields<'a, '_> {
             };
             if let Err(reason) = headers::check_header_name(name) {
                 problem(reason);
-            } else if let Some((first, _)) = list.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))
-            {
+            } else if let Some(first) = first_of.get(&name.to_ascii_lowercase()) {
                 problem(format!(
                     "duplicate header; {first:?} is the same name (header names ignore case)"
                 ));
+            } else {
+                first_of.insert(name.to_ascii_lowercase(), name);
             }
             match value {
                 Value::String(text) => {
@@ -378,6 +388,16 @@ impl<'a> Fields<'a, '_> {
         }
         let tenants_path = field_path(self.path, "tenants");
         let mut tenants = Vec::with_capacity(list.len());
+        // The names met so far, for a long list (a short one is searched in order).
+        let mut seen: HashSet<&str> = HashSet::new();
+        let long = list.len() > 16;
+        let mut repeated = |name: &'a str, tenants: &[String]| {
+            if long {
+                !seen.insert(name)
+            } else {
+                tenants.iter().any(|t| t == name)
+            }
+        };
         let mut ok = true;
         for (i, tenant) in list.iter().enumerate() {
             let path = index_path(&tenants_path, i);
@@ -386,7 +406,7 @@ impl<'a> Fields<'a, '_> {
                     self.errors.push(&path, "must not be empty");
                     ok = false;
                 }
-                Value::String(name) if tenants.contains(name) => {
+                Value::String(name) if repeated(name, &tenants) => {
                     self.errors
                         .push(&path, format!("duplicate tenant \"{name}\""));
                     ok = false;
@@ -400,4 +420,15 @@ impl<'a> Fields<'a, '_> {
         }
         ok.then_some(tenants)
     }
+}
+
+/// Whether `value` is a number written as an integer (digits, maybe a minus sign) that
+/// does not fit 64 bits.
+fn is_long_integer(value: &Value) -> bool {
+    let Value::Number(number) = value else {
+        return false;
+    };
+    let text = number.to_string();
+    let digits = text.strip_prefix('-').unwrap_or(&text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }

@@ -7,18 +7,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::repeats::Duplicates;
 use crate::schema::CompiledSchema;
 
 /// Schemas seen so far, so that bindings with equal schemas share one copy of the schema
 /// and one compiled validator. Keyed by a hash of the value; equal hashes are confirmed by
-/// comparing values, so no schema is serialized to find its twin. A streamed load
-/// ([`Self::streamed`]) also keys schemas by their text, so a schema written again the same
+/// comparing values, so no schema is serialized to find its twin. Schemas a streamed load
+/// hands over as text are also keyed by their text, so a schema written again the same
 /// way is found without being built as a value at all.
 #[derive(Default)]
 pub(crate) struct SchemaCache {
     by_value: HashMap<u64, Vec<Shared>>,
-    /// `None` unless streamed: only a streamed binding holds schema text.
-    by_text: Option<HashMap<String, Shared, BuildHasherDefault<FxHasher>>>,
+    /// Texts that loaded; a refused text is checked again wherever it is written.
+    by_text: HashMap<String, Shared, BuildHasherDefault<FxHasher>>,
 }
 
 /// One shared schema: its value and its compiled validator.
@@ -26,10 +27,12 @@ pub(crate) type Shared = (Arc<Value>, CompiledSchema);
 
 /// Why a binding's schema was not taken.
 pub(crate) enum SchemaRefusal {
-    /// Keys repeated inside it, at these paths.
-    Duplicates(Vec<String>),
+    /// Keys repeated inside it.
+    Duplicates(Duplicates),
     /// It is not an object.
     NotObject,
+    /// Its text is not JSON that a value can hold (a lone surrogate escape, say).
+    NotJson(String),
     /// It does not compile.
     Invalid(String),
     /// It nests deeper than a JSON value read from the document may.
@@ -37,31 +40,24 @@ pub(crate) enum SchemaRefusal {
 }
 
 impl SchemaCache {
-    /// A cache for a streamed load, which hands schemas over as text.
-    pub(crate) fn streamed() -> Self {
-        Self {
-            by_value: HashMap::new(),
-            by_text: Some(HashMap::default()),
-        }
-    }
-
-    /// The shared schema written as `text` at `path()`: found by its text, or parsed (with
-    /// the duplicate-key check every value gets), then found by value or compiled. The
-    /// path is only written for a text not seen before.
+    /// The shared schema written as `text` at `path()`: found by its text or else checked
+    /// for its depth (a raw text skipped serde_json's nesting limit), parsed with the
+    /// duplicate-key check every value gets, then found by value or compiled. The path is
+    /// only written for a text not seen before.
     pub(crate) fn compile_text(
         &mut self,
         text: &str,
         path: impl FnOnce() -> String,
     ) -> Result<Shared, SchemaRefusal> {
-        if let Some(found) = self.by_text.as_ref().and_then(|known| known.get(text)) {
+        if let Some(found) = self.by_text.get(text) {
             return Ok(found.clone());
         }
         if super::json::schema_too_deep(text) {
             return Err(SchemaRefusal::TooDeep);
         }
-        // The text came from a document that parsed; it parses again.
-        let (value, duplicates) = super::json::parse_at(text, &path())
-            .map_err(|e| SchemaRefusal::Invalid(e.to_string()))?;
+        let (value, duplicates) = super::json::parse_at(text, &path()).map_err(|e| {
+            SchemaRefusal::NotJson(super::strip_position(&e.to_string()).to_owned())
+        })?;
         if !duplicates.is_empty() {
             return Err(SchemaRefusal::Duplicates(duplicates));
         }
@@ -69,9 +65,7 @@ impl SchemaCache {
             return Err(SchemaRefusal::NotObject);
         }
         let shared = self.compile(&value).map_err(SchemaRefusal::Invalid)?;
-        if let Some(known) = &mut self.by_text {
-            known.insert(text.to_owned(), shared.clone());
-        }
+        self.by_text.insert(text.to_owned(), shared.clone());
         Ok(shared)
     }
 

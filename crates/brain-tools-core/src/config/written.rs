@@ -1,20 +1,25 @@
-//! One binding as written: its members in document order, with strings borrowed from the
-//! document wherever they hold no escape and, in a streamed load, its schemas kept as
-//! their text.
+//! One binding as written: its members, with keys and strings borrowed from the document
+//! wherever they hold no escape and, in a streamed load, its schemas kept as their text.
 //!
 //! Reading each binding of a 10,000-binding config into a `serde_json::Value` (a map of
 //! owned keys and strings, dropped right after the check) cost about a third of the load;
-//! a binding read this way allocates only for the values that are not strings.
+//! read this way, a binding allocates its list of members, escaped strings and the values
+//! that are neither strings nor schemas.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::json::{NUMBER_TOKEN, Node, Step};
+use super::json::{NUMBER_TOKEN, Node, Step, number_after_token, refuse_reserved};
+use super::repeats::Duplicates;
+
+/// Members up to which a binding is searched in order; past it, through an index. A
+/// binding has a dozen fields, but a document may give one a million keys.
+const SEARCHED_IN_ORDER: usize = 16;
 
 /// The value of one member of a binding.
 #[derive(Debug)]
@@ -51,30 +56,35 @@ impl Member<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Written<'a> {
     members: Vec<(Cow<'a, str>, Member<'a>)>,
+    /// Where each key is in `members`, once there are more than [`SEARCHED_IN_ORDER`].
+    index: Option<HashMap<Cow<'a, str>, usize>>,
 }
 
 impl<'a> Written<'a> {
     /// The members of a binding already parsed as a JSON object.
     pub(crate) fn of_map(map: &'a Map<String, Value>) -> Self {
-        let members = map
-            .iter()
-            .map(|(key, value)| {
-                let member = match value {
-                    Value::String(text) => Member::Str(Cow::Borrowed(text)),
-                    other => Member::Value(Cow::Borrowed(other)),
-                };
-                (Cow::Borrowed(key.as_str()), member)
-            })
-            .collect();
-        Self { members }
+        let mut written = Self::default();
+        for (key, value) in map {
+            let member = match value {
+                Value::String(text) => Member::Str(Cow::Borrowed(text)),
+                other => Member::Value(Cow::Borrowed(other)),
+            };
+            written.set(Cow::Borrowed(key), member);
+        }
+        written
+    }
+
+    /// Where `key` is in `members`.
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.members.iter().position(|(name, _)| name == key),
+        }
     }
 
     /// The member named `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&Member<'a>> {
-        self.members
-            .iter()
-            .find(|(name, _)| name == key)
-            .map(|(_, member)| member)
+        self.position(key).map(|at| &self.members[at].1)
     }
 
     /// Whether the binding has a member named `key`.
@@ -82,16 +92,25 @@ impl<'a> Written<'a> {
         self.get(key).is_some()
     }
 
-    /// The member names, in document order.
+    /// The member names, each once, in the order first written (a parsed map's own order
+    /// for [`Self::of_map`]).
     pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.members.iter().map(|(key, _)| key.as_ref())
     }
 
     /// Sets `key` to `member`, replacing the value it had.
     fn set(&mut self, key: Cow<'a, str>, member: Member<'a>) {
-        match self.members.iter_mut().find(|(name, _)| *name == key) {
-            Some(slot) => slot.1 = member,
-            None => self.members.push((key, member)),
+        if let Some(at) = self.position(&key) {
+            self.members[at].1 = member;
+            return;
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), self.members.len());
+        }
+        self.members.push((key, member));
+        if self.index.is_none() && self.members.len() > SEARCHED_IN_ORDER {
+            let index = self.members.iter().enumerate();
+            self.index = Some(index.map(|(at, (key, _))| (key.clone(), at)).collect());
         }
     }
 
@@ -114,7 +133,7 @@ impl<'a> Written<'a> {
 /// is anything else (read through all the same, to find the keys repeated inside it).
 pub(crate) struct BindingSeed<'p, 'd> {
     pub(crate) at: Step<'p>,
-    pub(crate) duplicates: &'d RefCell<Vec<String>>,
+    pub(crate) duplicates: &'d Duplicates,
 }
 
 impl<'de> DeserializeSeed<'de> for BindingSeed<'_, '_> {
@@ -167,9 +186,10 @@ impl<'de> Visitor<'de> for BindingSeed<'_, '_> {
             // With serde_json's `arbitrary_precision`, a number arrives as a one-entry map
             // under this reserved key: no object.
             if written.members.is_empty() && key == NUMBER_TOKEN {
-                map.next_value::<IgnoredAny>()?;
+                number_after_token(&mut map)?;
                 return Ok(None);
             }
+            refuse_reserved(&key)?;
             let repeated = written.contains(&key);
             let member = if key == "input_schema" || key == "output_schema" {
                 // Kept as text: most schemas repeat across bindings, and the loader finds a
@@ -184,8 +204,7 @@ impl<'de> Visitor<'de> for BindingSeed<'_, '_> {
                 })?
             };
             if repeated {
-                let path = Step::Key(&self.at, &key).path();
-                self.duplicates.borrow_mut().push(path);
+                self.duplicates.note(Step::Key(&self.at, &key));
             }
             written.set(key, member);
         }
@@ -227,7 +246,7 @@ impl<'de> Visitor<'de> for Text {
 /// The value of a binding's member other than a schema.
 struct MemberSeed<'p, 'd> {
     at: Step<'p>,
-    duplicates: &'d RefCell<Vec<String>>,
+    duplicates: &'d Duplicates,
 }
 
 impl<'de> DeserializeSeed<'de> for MemberSeed<'_, '_> {

@@ -75,7 +75,7 @@ fn schemas_written_again_are_found_by_their_text_with_every_check_kept() {
 }
 
 #[test]
-fn a_schema_too_deep_for_a_json_value_is_refused_as_before() {
+fn a_schema_too_deep_for_a_json_value_is_refused_at_its_path() {
     // serde_json stops at 128 levels counted from the document's root. A schema captured
     // as text is skipped without that limit and parsed again from its own root, so a
     // schema that no JSON value read from the document can hold must still be refused,
