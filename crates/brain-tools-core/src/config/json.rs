@@ -394,22 +394,10 @@ impl<'de> Visitor<'de> for ToolsSeed<'_, '_, 'de> {
         Ok(false)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        // An object (or a number, under `arbitrary_precision`): read as any other value.
         let tools = Step::Key(&Step::Root, "tools");
-        let mut first = true;
-        while let Some(key) = map.next_key::<String>()? {
-            if first && key == NUMBER_TOKEN {
-                number_after_token(&mut map)?;
-                return Ok(false);
-            }
-            first = false;
-            refuse_reserved(&key)?;
-            let child = Node {
-                at: Step::Key(&tools, &key),
-                duplicates: self.duplicates,
-            };
-            map.next_value_seed(child)?;
-        }
+        Node::new(tools, self.duplicates).visit_map(map)?;
         Ok(false)
     }
 

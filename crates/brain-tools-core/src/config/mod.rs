@@ -24,7 +24,6 @@ pub use error::{ConfigError, ConfigErrors};
 use crate::binding::Binding;
 use error::{Errors, field_path, index_path};
 use parse::{UrlMemo, parse_binding, unknown_fields};
-use repeats::DUPLICATE;
 use schemas::SchemaCache;
 use written::Written;
 
@@ -51,9 +50,7 @@ impl HostConfig {
         let mut checker = Checker::default();
         let streamed = json::stream(json, &mut |index, value, duplicates| {
             let path = index_path("tools", index);
-            for duplicate in &duplicates {
-                checker.errors.push(duplicate, DUPLICATE);
-            }
+            repeats::list(&duplicates, &mut checker.errors);
             checker.tool(&path, value.as_ref());
         });
         let (root, repeats) = streamed.map_err(|error| {

@@ -250,16 +250,12 @@ impl<'a> Fields<'a, '_> {
             .or(value.and_then(Value::as_u64).map(i128::from));
         match number {
             Some(n) if (1..=i128::from(max)).contains(&n) => u64::try_from(n).ok(),
-            Some(_) => {
+            // An integer too long for 64 bits is out of range too, not the wrong type.
+            _ if number.is_some() || value.is_some_and(is_long_integer) => {
                 self.error(key, format!("must be between 1 and {max}"));
                 None
             }
-            // An integer too long for 64 bits is out of range, not the wrong type.
-            None if value.is_some_and(is_long_integer) => {
-                self.error(key, format!("must be between 1 and {max}"));
-                None
-            }
-            None => {
+            _ => {
                 self.error(key, "must be an integer");
                 None
             }

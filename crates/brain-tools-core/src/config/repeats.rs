@@ -51,9 +51,7 @@ impl Duplicates {
     /// Reports the paths still held and the count of unlisted repeats; the count goes at
     /// `at` (the value they were found in).
     pub(crate) fn report(self, errors: &mut Errors, at: &str) {
-        for path in self.paths.into_inner() {
-            errors.push(&path, DUPLICATE);
-        }
+        list(&self.paths.into_inner(), errors);
         let unlisted = self.unlisted.get();
         if unlisted > 0 {
             errors.push(at, format!("{unlisted} more duplicate fields, not listed"));
@@ -67,5 +65,12 @@ impl Duplicates {
     }
 }
 
+/// Reports each of `paths` as a repeated key.
+pub(crate) fn list(paths: &[String], errors: &mut Errors) {
+    for path in paths {
+        errors.push(path, DUPLICATE);
+    }
+}
+
 /// What a repeated key is told.
-pub(crate) const DUPLICATE: &str = "duplicate field; only the last value would count";
+const DUPLICATE: &str = "duplicate field; only the last value would count";

@@ -230,3 +230,16 @@ fn odd_numbers_and_odd_schema_text_get_the_reason_that_fits() {
         "{said}"
     );
 }
+
+#[test]
+fn a_tools_object_is_read_as_any_other_object() {
+    // `tools` must be an array; written as an object, it is still read like every other
+    // object of the document, repeated keys included.
+    let said = HostConfig::load(r#"{"tools": {"a": 1, "a": 2}}"#)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        said,
+        "tools.a: duplicate field; only the last value would count\ntools: must be an array of tool bindings"
+    );
+}
