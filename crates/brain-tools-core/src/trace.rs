@@ -35,11 +35,17 @@ pub enum TraceContextError {
 }
 
 impl TraceContext {
-    /// A context from a `traceparent` value, checked.
+    /// A context from a `traceparent` value, checked. A later version's value is passed on
+    /// as version `00`, from its first four fields (the highest version this crate knows,
+    /// as the recommendation asks), so what is sent is always 55 characters.
     pub fn from_traceparent(value: &str) -> Result<Self, TraceContextError> {
         check_traceparent(value).map_err(TraceContextError::Traceparent)?;
+        let traceparent = match value.get(..3) {
+            Some("00-") => value.to_owned(),
+            _ => format!("00-{}", value.get(3..55).unwrap_or_default()),
+        };
         Ok(Self {
-            traceparent: value.to_owned(),
+            traceparent,
             tracestate: None,
         })
     }
@@ -231,7 +237,24 @@ mod tests {
             Some("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE")
         );
         let later = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra";
-        assert!(TraceContext::from_traceparent(later).is_ok());
+        assert_eq!(
+            TraceContext::from_traceparent(later).unwrap().traceparent(),
+            GOOD
+        );
+    }
+
+    #[test]
+    fn a_later_version_is_passed_on_as_version_00_whatever_it_appends() {
+        let huge = format!(
+            "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-{}",
+            "x".repeat(100_000)
+        );
+        let ctx = TraceContext::from_traceparent(&huge).unwrap();
+        assert_eq!(ctx.traceparent(), GOOD);
+        assert_eq!(ctx.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        // Its first four fields must still be valid.
+        let bad = "cc-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01-x";
+        assert!(TraceContext::from_traceparent(bad).is_err());
     }
 
     #[cfg(feature = "opentelemetry")]
