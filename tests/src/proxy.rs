@@ -38,6 +38,9 @@ pub struct ProxyOptions {
     pub hosts: HashMap<String, SocketAddr>,
     /// Serve TLS (an `https://` proxy).
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Misbehave: pass the client's `Proxy-Authorization` on to the destination when
+    /// forwarding (a proxy that leaks its credentials to the server behind it).
+    pub leak_credentials: bool,
 }
 
 impl ProxyOptions {
@@ -45,6 +48,14 @@ impl ProxyOptions {
     #[must_use]
     pub fn credentials(mut self, user: &str, password: &str) -> Self {
         self.credentials = Some((user.to_owned(), password.to_owned()));
+        self
+    }
+
+    /// Passes `Proxy-Authorization` on to the destination (see
+    /// [`ProxyOptions::leak_credentials`]).
+    #[must_use]
+    pub fn leaking_credentials(mut self) -> Self {
+        self.leak_credentials = true;
         self
     }
 
@@ -295,7 +306,7 @@ async fn answer(req: Request<Incoming>, state: &State, seen: &ProxySeen) -> Resp
         });
         return status(StatusCode::OK);
     }
-    forward(req, upstream).await
+    forward(req, upstream, state.options.leak_credentials).await
 }
 
 /// Connects to `host:port`, or to where [`ProxyOptions::hosts`] says `host` is.
@@ -311,7 +322,7 @@ async fn connect(state: &State, host: &str, port: u16) -> std::io::Result<TcpStr
 
 /// Forwards an absolute-form request to `upstream` in origin form, without the proxy's
 /// own headers, and streams the answer back.
-async fn forward(req: Request<Incoming>, upstream: TcpStream) -> Response<ProxyBody> {
+async fn forward(req: Request<Incoming>, upstream: TcpStream, leak: bool) -> Response<ProxyBody> {
     if req.uri().scheme_str() != Some("http") {
         return status(StatusCode::BAD_REQUEST);
     }
@@ -328,7 +339,9 @@ async fn forward(req: Request<Incoming>, upstream: TcpStream) -> Response<ProxyB
         .map_or("/", http::uri::PathAndQuery::as_str)
         .to_owned();
     parts.uri = path.parse().unwrap_or_else(|_| Uri::from_static("/"));
-    parts.headers.remove(PROXY_AUTHORIZATION);
+    if !leak {
+        parts.headers.remove(PROXY_AUTHORIZATION);
+    }
     parts.headers.remove("proxy-connection");
     match sender.send_request(Request::from_parts(parts, body)).await {
         Ok(resp) => resp.map(BodyExt::boxed),

@@ -119,7 +119,8 @@ impl ToolExecutor for McpExecutor {
         let tool = mcp.tool();
         let target = Target::checked(mcp.url(), bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
-            .with_headers(binding.headers());
+            .with_headers(binding.headers())
+            .with_secrets(self.client.proxy_secrets());
         observe::call_target(&target, tool);
         match self.execute_at(&target, tool, &ctx).await {
             Ok(output) => Ok(redact::output(&target, output)),

@@ -8,7 +8,7 @@ use brain_mcp_proto::client::era::{Era, EraCache};
 use brain_mcp_proto::client::{Header, Identity};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
-use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient};
+use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, HttpClient, Secrets};
 use brain_tools_core::EndpointUrl;
 
 use crate::probe::ProbeGates;
@@ -102,6 +102,9 @@ pub(crate) struct Target {
     /// every request: POSTs, resuming GETs, DELETEs. Marked sensitive, so hyper and
     /// `Debug` never show a value.
     pub(crate) headers: Vec<Header>,
+    /// Every secret of a call to this target (the token, the client's proxy credentials):
+    /// removed from everything the server or a proxy says before anyone sees it.
+    pub(crate) secrets: Secrets,
 }
 
 impl Target {
@@ -121,12 +124,14 @@ impl Target {
             .as_str()
             .parse()
             .map_err(|_| format!("the URL of {} cannot be sent to", url.origin()))?;
+        let secrets = Secrets::new(bearer.as_ref().map(BearerToken::expose));
         Ok(Self {
             url: parsed,
             key: url.as_str().to_owned(),
             origin: url.origin().to_owned(),
             bearer,
             headers: Vec::new(),
+            secrets,
         })
     }
 
@@ -150,12 +155,15 @@ impl Target {
         headers
     }
 
-    /// `text` with this target's token removed (see [`brain_mcp_proto::text::redact`]).
+    /// This target with `more` secrets to remove (the client's proxy credentials).
+    pub(crate) fn with_secrets(mut self, more: &Secrets) -> Self {
+        self.secrets = self.secrets.union(more);
+        self
+    }
+
+    /// `text` with every secret of this target removed (see [`Secrets::redact`]).
     pub(crate) fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
-        match &self.bearer {
-            Some(token) => brain_mcp_proto::text::redact(text, token.expose()),
-            None => std::borrow::Cow::Borrowed(text),
-        }
+        self.secrets.redact(text)
     }
 }
 
@@ -229,6 +237,12 @@ impl McpClient {
     /// The HTTP client.
     pub(crate) fn http(&self) -> &HttpClient {
         &self.inner.http
+    }
+
+    /// The credentials of the client's proxies (see [`HttpClient::proxy_secrets`]): every
+    /// target's secrets include them.
+    pub fn proxy_secrets(&self) -> &Secrets {
+        self.inner.http.proxy_secrets()
     }
 
     /// The era cache.

@@ -181,6 +181,11 @@ fn invalid<T>(message: impl Into<String>) -> Result<T, DiscoverError> {
 
 /// Checks the request without sending anything: tool names, URL and token.
 pub(crate) fn check(request: &Request) -> Result<(Target, Option<Secret>), DiscoverError> {
+    check_request(request)?;
+    target(&request.url, request.token_env.as_deref())
+}
+
+fn check_request(request: &Request) -> Result<(), DiscoverError> {
     if request.tools.is_empty() {
         return invalid("the tool list is empty: name 1 to 128 tools");
     }
@@ -201,7 +206,7 @@ pub(crate) fn check(request: &Request) -> Result<(Target, Option<Secret>), Disco
     if request.tenant.is_empty() {
         return invalid("the tenant is empty");
     }
-    target(&request.url, request.token_env.as_deref())
+    Ok(())
 }
 
 /// The target at `url` with the token from `token_env`, checked without sending anything.
@@ -223,6 +228,7 @@ fn target(url: &str, token_env: Option<&str>) -> Result<(Target, Option<Secret>)
 /// it ends; call [`McpClient::flush`] before the process exits so those requests go out.
 pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovered, DiscoverError> {
     let (target, _token) = check(request)?;
+    let target = target.with_secrets(client.proxy_secrets());
     let wanted = pages::Wanted::Named(request.tools.clone());
     let until = Instant::now() + request.deadline;
     let (era, collected) = collect(client, &target, wanted, until, request.deadline).await?;
@@ -253,6 +259,7 @@ pub async fn list(
     deadline: Duration,
 ) -> Result<Listed, DiscoverError> {
     let (target, _token) = target(url, token_env)?;
+    let target = target.with_secrets(client.proxy_secrets());
     list_target(client, &target, deadline).await
 }
 

@@ -74,10 +74,11 @@ pub(crate) async fn post(
     out: Outgoing,
     budget: usize,
 ) -> Result<PostReply, TransportError> {
-    let span = observe::exchange_span(&out);
+    let span = observe::exchange_span(target, &out);
     let mut req = PostRequest::new(target.url.clone(), out.body, out.expect);
     req.headers = target.and_headers(out.headers);
     req.bearer = target.bearer.clone();
+    req.secrets = target.secrets.clone();
     req.budget = budget;
     req.resume_attempts = out.resume_attempts;
     req.resume_headers = target.and_headers(out.resume_headers);

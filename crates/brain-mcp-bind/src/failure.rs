@@ -121,11 +121,10 @@ pub(crate) fn rpc_text(target: &Target, error: &RpcError, status: Option<u16>) -
         text.push_str(&format!(" (HTTP {status})"));
     }
     if let Some(data) = &error.data {
-        let data = match &target.bearer {
-            Some(token) => brain_mcp_proto::text::redact_json(data, token.expose())
-                .map_or_else(|| "(withheld)".to_owned(), |d| d.get().to_owned()),
-            None => data.get().to_owned(),
-        };
+        let data = target
+            .secrets
+            .redact_json(data)
+            .map_or_else(|| "(withheld)".to_owned(), |d| d.get().to_owned());
         text.push_str(&format!(" (data: {})", safe(target, &data, FRAGMENT_LIMIT)));
     }
     text

@@ -20,18 +20,15 @@ pub const MCP_TARGET: &str = "brain::mcp";
 /// How much of a session id logs show.
 const SHOWN_ID: usize = 8;
 
-/// The first characters of a session id, enough to tell sessions apart in a log.
-pub(crate) fn short(id: &str) -> String {
-    let mut shown: String = id.chars().take(SHOWN_ID).collect();
-    if shown.len() < id.len() {
-        shown.push('…');
-    }
-    shown
+/// The first characters of a session id (the server chose it), enough to tell sessions
+/// apart in a log; one that holds a secret of `target` is shown redacted, never cut.
+pub(crate) fn short(target: &Target, id: &str) -> String {
+    target.secrets.short_id(id, SHOWN_ID)
 }
 
 /// The span of one message sent: its JSON-RPC method (`DELETE` for the end of a session,
 /// `response` for an answer to a server request) and the session it belongs to.
-pub(crate) fn exchange_span(out: &Outgoing) -> Span {
+pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
     let method = if out.method.is_empty() {
         "response"
     } else {
@@ -41,17 +38,17 @@ pub(crate) fn exchange_span(out: &Outgoing) -> Span {
         .headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
-        .map(|h| short(&h.value));
+        .map(|h| short(target, &h.value));
     tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp_session = session)
 }
 
 /// The span of a session's `DELETE` (method `end session`).
-pub(crate) fn delete_span(session: Option<&str>) -> Span {
+pub(crate) fn delete_span(target: &Target, session: Option<&str>) -> Span {
     tracing::debug_span!(
         target: MCP_TARGET,
         "mcp_exchange",
         method = "end session",
-        mcp_session = session.map(short)
+        mcp_session = session.map(|id| short(target, id))
     )
 }
 
@@ -63,18 +60,18 @@ pub(crate) fn era(target: &Target, era: Era, source: &'static str) {
 }
 
 /// Notes a session the server opened.
-pub(crate) fn session_opened(id: &str) {
-    let id = short(id);
+pub(crate) fn session_opened(target: &Target, id: &str) {
+    let id = short(target, id);
     Span::current().record("mcp_session", id.as_str());
     metrics::counter!(SESSIONS_OPENED).increment(1);
     tracing::debug!(target: MCP_TARGET, mcp_session = id, "session opened");
 }
 
 /// Notes how a session's `DELETE` went.
-pub(crate) fn session_ended(id: Option<&str>, closed: bool, status: Option<u16>) {
+pub(crate) fn session_ended(target: &Target, id: Option<&str>, closed: bool, status: Option<u16>) {
     let result = if closed { "closed" } else { "failed" };
     metrics::counter!(SESSIONS_ENDED, "result" => result).increment(1);
-    let id = id.map(short);
+    let id = id.map(|id| short(target, id));
     if closed {
         tracing::debug!(target: MCP_TARGET, mcp_session = id, status, "session closed");
     } else {

@@ -202,7 +202,7 @@ pub(crate) async fn open_session(
     // From here the server may hold a session: the guard ends it whatever happens next.
     if let Some(id) = &session_id {
         client.sessions().opened();
-        observe::session_opened(id);
+        observe::session_opened(target, id);
     }
     let opened = Framing::Handshake {
         session: session_id.clone(),

@@ -18,9 +18,9 @@ pub(crate) fn failure(target: &Target, mut failure: ToolFailure) -> ToolFailure 
     failure
 }
 
-/// `output` with the token removed from every string in it.
+/// `output` with every secret removed from every string in it.
 pub(crate) fn output(target: &Target, mut output: ToolOutput) -> ToolOutput {
-    if target.bearer.is_none() {
+    if target.secrets.is_empty() {
         return output;
     }
     for block in &mut output.content {
@@ -36,29 +36,9 @@ pub(crate) fn output(target: &Target, mut output: ToolOutput) -> ToolOutput {
     output
 }
 
-/// Removes the token from every string and key of `value`.
+/// Removes every secret from every string and key of `value`.
 pub(crate) fn value_in_place(target: &Target, value: &mut Value) {
-    match value {
-        Value::String(text) => scrub(target, text),
-        Value::Array(items) => {
-            for item in items {
-                value_in_place(target, item);
-            }
-        }
-        Value::Object(map) => {
-            let dirty = map.keys().any(|k| target.redact(k) != k.as_str());
-            if dirty {
-                let entries = std::mem::take(map);
-                for (key, item) in entries {
-                    map.insert(target.redact(&key).into_owned(), item);
-                }
-            }
-            for item in map.values_mut() {
-                value_in_place(target, item);
-            }
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
+    target.secrets.redact_value(value);
 }
 
 fn scrub(target: &Target, text: &mut String) {

@@ -90,15 +90,16 @@ impl Drop for Session {
                         &target.url,
                         &headers,
                         target.bearer.as_ref(),
+                        &target.secrets,
                         CLEANUP_STEP_DEADLINE,
                     )
-                    .instrument(observe::delete_span(session_id.as_deref()))
+                    .instrument(observe::delete_span(&target, session_id.as_deref()))
                     .await;
                 let status = answer.as_ref().ok().map(http::StatusCode::as_u16);
                 let closed =
                     status.is_some_and(|s| (200..300).contains(&s) || s == 404 || s == 405);
                 cleanup_client.sessions().ended(closed);
-                observe::session_ended(session_id.as_deref(), closed, status);
+                observe::session_ended(&target, session_id.as_deref(), closed, status);
             }
         };
         client.spawn_cleanup(work.instrument(parent));

@@ -11,7 +11,11 @@ use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+
+use crate::resolve::Resolver;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use brain_mcp_proto::text::Secrets;
 
 use crate::coarse::CoarseTimer;
 use crate::config::ClientConfig;
@@ -39,6 +43,8 @@ pub(crate) struct Inner {
     user_agent: Option<HeaderValue>,
     /// Deadlines of background requests (see [`HttpClient::background_timer`]).
     background_timer: CoarseTimer,
+    /// The proxies' credentials: removed from every error and log line.
+    pub(crate) proxy_secrets: Secrets,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -95,6 +101,7 @@ impl HttpClient {
     /// proxy setting is resolved now (the environment is read once, here).
     pub fn new(config: ClientConfig) -> Result<Self, BuildError> {
         let proxies = Arc::new(config.proxy.resolve().map_err(BuildError::Proxy)?);
+        let proxy_secrets = proxies.secrets().clone();
         let mut roots = rustls::RootCertStore::empty();
         if config.native_roots {
             // Unreadable platform certificates are skipped. With no roots at all the
@@ -113,7 +120,7 @@ impl HttpClient {
             .map_err(BuildError::Tls)?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let mut http = HttpConnector::new();
+        let mut http = HttpConnector::new_with_resolver(Resolver::new());
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(config.connect_timeout));
@@ -143,6 +150,7 @@ impl HttpClient {
                 loads,
                 user_agent,
                 background_timer: CoarseTimer::new(BACKGROUND_GRID),
+                proxy_secrets,
             }),
         })
     }
@@ -152,6 +160,14 @@ impl HttpClient {
     /// about [`BACKGROUND_GRID`] late and do not wake the runtime once per request.
     pub fn background_timer(&self) -> &CoarseTimer {
         &self.inner.background_timer
+    }
+
+    /// The credentials of this client's proxies, in every form they are sent (the
+    /// password, `user:password`, the `Basic` value): whatever a proxy or a server echoes
+    /// must be redacted with these too, as the transport does with its own errors and
+    /// logs.
+    pub fn proxy_secrets(&self) -> &Secrets {
+        &self.inner.proxy_secrets
     }
 
     /// How many connections the pool has opened, and how many are open now.

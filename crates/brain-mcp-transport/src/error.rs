@@ -6,10 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use brain_mcp_proto::client::RpcError;
-use brain_mcp_proto::text;
+use brain_mcp_proto::text::{self, Secrets};
 use http::StatusCode;
-
-use crate::headers::BearerToken;
 
 /// The most bytes of a [`TransportError`]'s message; a server's words in it (an error
 /// message, a content type, a redirect's host) are cut to fit.
@@ -159,17 +157,17 @@ impl TransportError {
         &self.0.message
     }
 
-    /// This error as it leaves an exchange: `token` removed from every string the server
-    /// could have put in it (the message, a JSON-RPC error message, a `WWW-Authenticate`
-    /// challenge), then the message cut to [`MESSAGE_LIMIT`] bytes. Every error leaving
-    /// an exchange passes through here, so a server that reflects the token cannot make
-    /// it appear in a message, a log line or `Debug` output, and cannot make a message
-    /// huge. (Redacting comes first: a cut must not leave part of a token behind.)
-    pub(crate) fn finished(mut self, token: Option<&BearerToken>) -> Self {
+    /// This error as it leaves an exchange: every secret of the exchange (the bearer
+    /// token, proxy credentials, the caller's [`Secrets`]) removed from every string the
+    /// server or a proxy could have put in it (the message, a JSON-RPC error message and
+    /// data, a `WWW-Authenticate` challenge), then the message cut to [`MESSAGE_LIMIT`]
+    /// bytes. Every error leaving an exchange passes through here, so a peer that reflects
+    /// a secret cannot make it appear in a message, a log line or `Debug` output, and
+    /// cannot make a message huge. (Redacting comes first: a cut must not leave part of a
+    /// secret behind.)
+    pub(crate) fn finished(mut self, secrets: &Secrets) -> Self {
         let scrub = |s: &mut String| {
-            if let Some(token) = token
-                && let std::borrow::Cow::Owned(clean) = text::redact(s, token.expose())
-            {
+            if let std::borrow::Cow::Owned(clean) = secrets.redact(s) {
                 *s = clean;
             }
         };
@@ -199,8 +197,8 @@ impl TransportError {
         {
             if let Some(error) = rpc {
                 scrub(&mut error.message);
-                if let (Some(token), Some(data)) = (token, &error.data) {
-                    error.data = text::redact_json(data, token.expose());
+                if let Some(data) = &error.data {
+                    error.data = secrets.redact_json(data);
                 }
             }
             if let Some(challenge) = www_authenticate {
@@ -288,7 +286,7 @@ mod tests {
             "POST http://h:1: the connection failed",
         )
         .with_source(outer)
-        .finished(Some(&BearerToken::new("s3cret-tok")));
+        .finished(&Secrets::new(["s3cret-tok"]));
         let shown = format!("{err} {err:?}");
         assert!(!shown.contains("s3cret-tok"), "{shown}");
         assert!(shown.contains("[redacted]"), "{shown}");

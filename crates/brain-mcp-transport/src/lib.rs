@@ -62,12 +62,14 @@ mod media;
 pub mod observe;
 mod post;
 mod proxy;
+mod resolve;
 mod rpc;
 pub mod sse;
 pub mod stdio;
 mod stream;
 
 pub use brain_mcp_proto::client::{Expect, Header};
+pub use brain_mcp_proto::text::Secrets;
 pub use client::{BACKGROUND_GRID, BuildError, HttpClient};
 pub use coarse::CoarseTimer;
 pub use config::ClientConfig;

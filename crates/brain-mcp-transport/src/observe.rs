@@ -6,12 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use brain_mcp_proto::text::{cut, redact};
+use brain_mcp_proto::text::Secrets;
 use http::Response;
 use http::header::CONTENT_TYPE;
 use tracing::Span;
-
-use crate::headers::BearerToken;
 
 /// Metric: connections the pool opened.
 pub const CONNECTIONS_OPENED: &str = "brain_mcp_connections_opened_total";
@@ -21,6 +19,8 @@ pub const BYTES_RECEIVED: &str = "brain_mcp_bytes_received_total";
 pub const EXCHANGE_TARGET: &str = "brain::exchange";
 /// The most bytes of one body written at `trace`.
 const TRACE_BODY: usize = 2048;
+/// The most bytes of a reply's content type in an exchange event.
+const SHOWN_CONTENT_TYPE: usize = 64;
 
 /// Which pooled connection carried a response: added to every response's extensions by
 /// the connector, so an exchange can say whether its connection was new or reused.
@@ -60,12 +60,15 @@ pub(crate) struct ExchangeLog {
     redirects: u32,
     resent: bool,
     done: bool,
+    /// What to remove from everything a peer sent before it is logged.
+    secrets: Secrets,
 }
 
 impl ExchangeLog {
     /// An exchange starting now, inside the current span (the caller's, say an MCP
-    /// exchange span naming the method).
-    pub(crate) fn start(http_method: &'static str) -> Self {
+    /// exchange span naming the method); `secrets` are every secret of the exchange,
+    /// removed from what a peer sent before it is logged.
+    pub(crate) fn start(http_method: &'static str, secrets: Secrets) -> Self {
         Self {
             span: Span::current(),
             http_method,
@@ -78,7 +81,13 @@ impl ExchangeLog {
             redirects: 0,
             resent: false,
             done: false,
+            secrets,
         }
+    }
+
+    /// The secrets removed from what this exchange logs and from its errors.
+    pub(crate) fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// Notes a redirect followed.
@@ -91,14 +100,15 @@ impl ExchangeLog {
         self.resent = true;
     }
 
-    /// Notes the final response's head: status, content type, connection.
+    /// Notes the final response's head: status, content type (the server's text: shown
+    /// as every peer's text is, redacted, terminal-safe and bounded), connection.
     pub(crate) fn response<B>(&mut self, resp: &Response<B>) {
         self.status = Some(resp.status().as_u16());
         self.content_type = resp
             .headers()
             .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| cut(v, 64).into_owned());
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .map(|v| self.secrets.shown(&v, SHOWN_CONTENT_TYPE).into_owned());
         if let Some(conn) = resp.extensions().get::<ConnectionUse>() {
             self.connection = Some(conn.id);
             self.reused = Some(conn.reused());
@@ -136,21 +146,18 @@ impl ExchangeLog {
         );
     }
 
-    /// Writes a message body at `trace`: cut, with the token removed.
-    pub(crate) fn body(&self, direction: &'static str, text: &[u8], bearer: Option<&BearerToken>) {
+    /// Writes a message body at `trace`, as every peer's text is shown: every secret
+    /// removed (in any spelling JSON allows), terminal-safe, cut.
+    pub(crate) fn body(&self, direction: &'static str, text: &[u8]) {
         if !tracing::enabled!(target: EXCHANGE_TARGET, tracing::Level::TRACE) {
             return;
         }
         let text = String::from_utf8_lossy(text);
-        let shown = match bearer {
-            Some(token) => redact(&text, token.expose()).into_owned(),
-            None => text.into_owned(),
-        };
         tracing::trace!(
             target: EXCHANGE_TARGET,
             parent: &self.span,
             direction,
-            body = %cut(&shown, TRACE_BODY),
+            body = %self.secrets.shown(&text, TRACE_BODY),
             "body"
         );
     }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use brain_mcp_proto::client::{Expect, Header};
+use brain_mcp_proto::text::Secrets;
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Method, Response, StatusCode, Uri};
@@ -37,8 +38,11 @@ pub struct PostRequest {
     /// Headers besides `Content-Type`, `Accept` and `Authorization`.
     pub headers: Vec<Header>,
     /// Sent as `Authorization: Bearer ...`, to this URL's origin only; also removed from
-    /// every error of the exchange.
+    /// every error and log line of the exchange.
     pub bearer: Option<BearerToken>,
+    /// Other secrets to remove from every error and log line of the exchange (besides the
+    /// bearer token and the client's proxy credentials, which are always removed).
+    pub secrets: Secrets,
     /// Bytes the server may send back for this exchange, over all bodies.
     pub budget: usize,
     /// How often an event stream that ends before the response may be resumed with `GET`
@@ -61,6 +65,7 @@ impl PostRequest {
             expect,
             headers: Vec::new(),
             bearer: None,
+            secrets: Secrets::none(),
             budget: 1 << 20,
             resume_attempts: 0,
             resume_headers: Vec::new(),
@@ -85,13 +90,27 @@ impl HttpClient {
     /// Dropping the returned future stops the exchange; the connection is closed
     /// unless it had finished. See the crate docs for the delivery contract.
     pub async fn post(&self, req: PostRequest) -> Result<PostReply, TransportError> {
-        let bearer = req.bearer.clone();
-        self.post_unredacted(req)
+        let secrets = self.secrets_of(&req.secrets, req.bearer.as_ref());
+        let log = ExchangeLog::start("POST", secrets.clone());
+        self.post_unredacted(req, log)
             .await
-            .map_err(|e| e.finished(bearer.as_ref()))
+            .map_err(|e| e.finished(&secrets))
     }
 
-    async fn post_unredacted(&self, req: PostRequest) -> Result<PostReply, TransportError> {
+    /// Every secret an exchange must keep out of its errors and logs: the caller's, the
+    /// bearer token and the client's proxy credentials.
+    pub(crate) fn secrets_of(&self, secrets: &Secrets, bearer: Option<&BearerToken>) -> Secrets {
+        self.inner
+            .proxy_secrets
+            .union(secrets)
+            .with(bearer.map(BearerToken::expose))
+    }
+
+    async fn post_unredacted(
+        &self,
+        req: PostRequest,
+        mut log: ExchangeLog,
+    ) -> Result<PostReply, TransportError> {
         let build = || -> Result<HeaderMap, TransportError> {
             let mut map = HeaderMap::new();
             map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -99,8 +118,7 @@ impl HttpClient {
             headers::apply(&req.headers, req.bearer.as_ref(), &mut map)?;
             Ok(map)
         };
-        let mut log = ExchangeLog::start("POST");
-        log.body("sent", &req.body, req.bearer.as_ref());
+        log.body("sent", &req.body);
         let out = Outgoing {
             method: Method::POST,
             url: req.url.clone(),
@@ -160,6 +178,7 @@ impl HttpClient {
                 url: req.url,
                 headers: req.resume_headers,
                 bearer: req.bearer.clone(),
+                secrets: log.secrets().clone(),
                 max_attempts: req.resume_attempts,
                 attempts: 0,
             }),
@@ -175,7 +194,7 @@ impl HttpClient {
             budget,
             self.clone(),
             resume,
-            (req.bearer, log),
+            log,
         )))
     }
 
@@ -188,8 +207,10 @@ impl HttpClient {
         url: &Uri,
         headers: &[Header],
         bearer: Option<&BearerToken>,
+        secrets: &Secrets,
         deadline: Duration,
     ) -> Result<StatusCode, TransportError> {
+        let secrets = self.secrets_of(secrets, bearer);
         let at = place(&Method::DELETE, url);
         let build = || -> Result<HeaderMap, TransportError> {
             let mut map = HeaderMap::new();
@@ -208,7 +229,7 @@ impl HttpClient {
                 idempotent: true,
                 background: !self.inner.config.cleanup_opens_connections,
             };
-            let mut log = ExchangeLog::start("DELETE");
+            let mut log = ExchangeLog::start("DELETE", secrets.clone());
             let mut resp = self.send(out, &mut log).await?;
             let cfg = &self.inner.config;
             body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
@@ -216,7 +237,7 @@ impl HttpClient {
             Ok(resp.status())
         };
         match self.background_timer().timeout(deadline, work).await {
-            Some(result) => result.map_err(|e: TransportError| e.finished(bearer)),
+            Some(result) => result.map_err(|e: TransportError| e.finished(&secrets)),
             None => Err(TransportError::new(
                 ErrorKind::Timeout,
                 Delivery::MaybeSent,

@@ -12,6 +12,7 @@ use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use brain_mcp_proto::client::Header;
+use brain_mcp_proto::text::Secrets;
 
 use crate::headers::{self, BearerToken, LAST_EVENT_ID};
 use crate::load::Busy;
@@ -41,6 +42,8 @@ pub(crate) struct Resume {
     pub(crate) url: Uri,
     pub(crate) headers: Vec<Header>,
     pub(crate) bearer: Option<BearerToken>,
+    /// The exchange's secrets, for the resuming GET's log.
+    pub(crate) secrets: Secrets,
     pub(crate) max_attempts: u32,
     pub(crate) attempts: u32,
 }
@@ -74,10 +77,8 @@ struct State {
     queue: VecDeque<Inbound>,
     resume: Option<Resume>,
     events: Vec<SseEvent>,
-    /// Removed from every error this stream returns.
-    bearer: Option<BearerToken>,
     /// The exchange's event, written when our response is read (or the stream fails or
-    /// is dropped).
+    /// is dropped); its secrets are removed from every error this stream returns.
     log: ExchangeLog,
 }
 
@@ -92,7 +93,7 @@ impl ReplyStream {
         budget: Budget,
         client: HttpClient,
         resume: Option<Resume>,
-        (bearer, log): (Option<BearerToken>, ExchangeLog),
+        log: ExchangeLog,
     ) -> Self {
         let config = client.config();
         let event_limit = config
@@ -112,7 +113,6 @@ impl ReplyStream {
             queue: VecDeque::new(),
             resume,
             events: Vec::new(),
-            bearer,
             log,
         });
         Self { inner }
@@ -141,8 +141,7 @@ impl State {
     async fn next(&mut self) -> Option<Result<Inbound, TransportError>> {
         loop {
             if let Some(item) = self.queue.pop_front() {
-                self.log
-                    .body("received", item.text.as_bytes(), self.bearer.as_ref());
+                self.log.body("received", item.text.as_bytes());
                 if item.is_final_response {
                     self.queue.clear();
                     self.finish().await;
@@ -160,7 +159,7 @@ impl State {
                 self.body = None;
                 self.busy = None;
                 self.log.end(e.kind().as_str());
-                return Some(Err(e.finished(self.bearer.as_ref())));
+                return Some(Err(e.finished(self.log.secrets())));
             }
         }
     }
@@ -339,7 +338,7 @@ async fn resume_get(
     };
     // The resumed stream's bytes are counted in the exchange's own event; this one says
     // how the GET went.
-    let mut log = ExchangeLog::start("GET");
+    let mut log = ExchangeLog::start("GET", resume.secrets.clone());
     let mut resp = resume.client.send(out, &mut log).await?;
     log.end(if resp.status().is_success() {
         "ok"

@@ -6,7 +6,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use brain_mcp_proto::text::{json_safe, repair_lone_surrogates};
-use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call};
+use brain_mcp_transport::Secrets;
+use brain_tools_core::{
+    HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent, TraceContext, run_call,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -112,8 +115,15 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
     if let Some(note) = &prepared.dropped_trace {
         let _ = writeln!(err, "mcp-call: {}", super::stderr_line(note));
     }
-    let logging = Logging::new("mcp-call", prepared.verbose);
-    let code = runtime.block_on(logging.run(run(prepared, out, err)));
+    let client = match McpClient::new() {
+        Ok(client) => client,
+        Err(e) => {
+            let _ = writeln!(err, "mcp-call: could not set up HTTP: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let logging = Logging::new("mcp-call", prepared.verbose, secrets_of(&prepared, &client));
+    let code = runtime.block_on(logging.run(run(prepared, client, out, err)));
     logging.finish(err);
     super::leave(runtime);
     code
@@ -217,14 +227,24 @@ fn trace_context(
     }
 }
 
-async fn run(prepared: Prepared, out: &mut (dyn Write + Send), err: &mut dyn Write) -> i32 {
-    let client = match McpClient::new() {
-        Ok(client) => client,
-        Err(e) => {
-            let _ = writeln!(err, "mcp-call: could not set up HTTP: {e}");
-            return EXIT_FAILED;
-        }
-    };
+/// What the program keeps out of its logs: the binding's token, the proxies' credentials.
+fn secrets_of(prepared: &Prepared, client: &McpClient) -> Secrets {
+    let token = prepared
+        .config
+        .get(&prepared.tool)
+        .and_then(|b| b.token_env())
+        .and_then(|var| Secret::from_env(var).ok());
+    client
+        .proxy_secrets()
+        .with(token.as_ref().map(Secret::expose))
+}
+
+async fn run(
+    prepared: Prepared,
+    client: McpClient,
+    out: &mut (dyn Write + Send),
+    err: &mut dyn Write,
+) -> i32 {
     let executor = McpExecutor::new(client.clone());
     let Some(binding) = prepared.config.get(&prepared.tool) else {
         return EXIT_USAGE;

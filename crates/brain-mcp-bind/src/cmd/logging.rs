@@ -17,6 +17,7 @@ use tracing_subscriber::filter::{EnvFilter, Targets};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
+use brain_mcp_transport::Secrets;
 use brain_mcp_transport::observe::EXCHANGE_TARGET;
 
 use crate::observe::MCP_TARGET;
@@ -31,36 +32,79 @@ enum Sink {
 }
 
 impl Sink {
-    fn write_line(&self, line: &str) {
+    fn write_raw(&self, bytes: &[u8]) {
         match self {
             Self::Live => {
-                let _ = writeln!(std::io::stderr(), "{line}");
+                let _ = std::io::stderr().write_all(bytes);
             }
             Self::Kept(buffer) => {
                 let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-                let _ = writeln!(buffer, "{line}");
+                buffer.extend_from_slice(bytes);
             }
         }
     }
 }
 
-/// A writer for `tracing-subscriber`'s formatter, writing into a [`Sink`].
-struct SinkWriter(Sink);
+/// The longest line written to stderr, after escaping (a trace line holds a body of at
+/// most 2 KiB, escaped, plus its fields).
+const LINE_LIMIT: usize = 16 * 1024;
 
-impl Write for SinkWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &self.0 {
-            Sink::Live => std::io::stderr().write(buf),
-            Sink::Kept(buffer) => {
-                let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-                buffer.extend_from_slice(buf);
-                Ok(buf.len())
-            }
+/// The one last step of every line the programs log, whatever wrote it (our `-v` layer,
+/// `tracing-subscriber`'s formatter with any library's events under `RUST_LOG`): every
+/// secret the program knows removed, every character a terminal would act on escaped, and
+/// the line bounded. The libraries already do this for what they emit; this catches what
+/// another crate's events or a future field would otherwise let through.
+#[derive(Clone)]
+struct Guard {
+    sink: Sink,
+    secrets: Secrets,
+}
+
+impl Guard {
+    fn write_line(&self, line: &str, limit: usize) {
+        let mut shown = self.secrets.shown(line, limit).into_owned();
+        shown.push('\n');
+        self.sink.write_raw(shown.as_bytes());
+    }
+}
+
+/// A writer for `tracing-subscriber`'s formatter: collects its bytes and hands each whole
+/// line to the [`Guard`] (the formatter writes one event per writer, then drops it).
+struct GuardWriter {
+    guard: Guard,
+    pending: Vec<u8>,
+}
+
+impl GuardWriter {
+    fn lines(&mut self, all: bool) {
+        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line[..line.len() - 1]);
+            self.guard.write_line(&text, LINE_LIMIT);
         }
+        if all && !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.guard
+                .write_line(&String::from_utf8_lossy(&rest), LINE_LIMIT);
+        }
+    }
+}
+
+impl Write for GuardWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        self.lines(false);
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+impl Drop for GuardWriter {
+    fn drop(&mut self) {
+        self.lines(true);
     }
 }
 
@@ -72,8 +116,9 @@ pub(crate) struct Logging {
 
 impl Logging {
     /// Logging for `program`: `-v` lines when `verbose`, and `RUST_LOG`'s output when that
-    /// variable is set (and valid); none otherwise.
-    pub(crate) fn new(program: &'static str, verbose: bool) -> Self {
+    /// variable is set (and valid); none otherwise. `secrets` (the token, the proxies'
+    /// credentials) are removed from every line, whatever wrote it.
+    pub(crate) fn new(program: &'static str, verbose: bool, secrets: Secrets) -> Self {
         let sink = if super::process::own_process() {
             Sink::Live
         } else {
@@ -88,6 +133,10 @@ impl Logging {
                 sink,
             };
         }
+        let guard = Guard {
+            sink: sink.clone(),
+            secrets,
+        };
         let verbose_layer = verbose.then(|| {
             let targets = Targets::new()
                 .with_target(EXCHANGE_TARGET, Level::DEBUG)
@@ -95,15 +144,17 @@ impl Logging {
                 .with_default(Level::WARN);
             Verbose {
                 program,
-                sink: sink.clone(),
+                guard: guard.clone(),
             }
             .with_filter(targets)
         });
         let fmt_layer = env.map(|filter| {
-            let writer_sink = sink.clone();
             tracing_subscriber::fmt::layer()
                 .with_ansi(false)
-                .with_writer(move || SinkWriter(writer_sink.clone()))
+                .with_writer(move || GuardWriter {
+                    guard: guard.clone(),
+                    pending: Vec::new(),
+                })
                 .with_filter(filter)
         });
         let subscriber = tracing_subscriber::registry()
@@ -135,7 +186,7 @@ impl Logging {
 /// The `-v` layer: one short line per exchange, era decision and session event.
 struct Verbose {
     program: &'static str,
-    sink: Sink,
+    guard: Guard,
 }
 
 /// The fields of an event or span, as text.
@@ -198,7 +249,8 @@ where
             return;
         };
         if let Some(line) = line {
-            self.sink.write_line(&format!("{}: {line}", self.program));
+            let line = format!("{}: {line}", self.program);
+            self.guard.write_line(&line, super::STDERR_LINE_LIMIT);
         }
     }
 }
@@ -251,7 +303,7 @@ fn exchange_line(event: &Fields, span: &Fields) -> Option<String> {
             let _ = write!(line, " ({outcome})");
         }
     }
-    Some(super::stderr_line(&line))
+    Some(line)
 }
 
 /// An era, session or warning event, on one line.
@@ -286,5 +338,5 @@ fn event_line(event: &Fields) -> Option<String> {
             }
         }
     };
-    Some(super::stderr_line(&line))
+    Some(line)
 }

@@ -8,7 +8,8 @@ use super::process::Signals;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut, json_safe, terminal_safe};
-use brain_tools_core::EndpointUrl;
+use brain_mcp_transport::Secrets;
+use brain_tools_core::{EndpointUrl, Secret};
 
 use super::flags::{self, FlagSpec, Parsed};
 use crate::McpClient;
@@ -108,15 +109,15 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let logging = Logging::new("mcp-tools", verbose);
+    let client = match McpClient::new() {
+        Ok(client) => client,
+        Err(e) => {
+            let _ = writeln!(err, "mcp-tools: could not set up HTTP: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let logging = Logging::new("mcp-tools", verbose, secrets_of(&job, &client));
     let code = runtime.block_on(logging.run(async {
-        let client = match McpClient::new() {
-            Ok(client) => client,
-            Err(e) => {
-                let _ = writeln!(err, "mcp-tools: could not set up HTTP: {e}");
-                return EXIT_FAILED;
-            }
-        };
         // A stop signal drops the discovery, whose session then closes itself; the flush
         // below sends that DELETE.
         let mut signals = Signals::new();
@@ -137,6 +138,19 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     logging.finish(err);
     super::leave(runtime);
     code
+}
+
+/// What the program keeps out of its logs: the token the job reads, the proxies'
+/// credentials.
+fn secrets_of(job: &Job, client: &McpClient) -> Secrets {
+    let var = match job {
+        Job::Bind(request) => request.token_env.as_deref(),
+        Job::List { token_env, .. } => token_env.as_deref(),
+    };
+    let token = var.and_then(|v| Secret::from_env(v).ok());
+    client
+        .proxy_secrets()
+        .with(token.as_ref().map(Secret::expose))
 }
 
 /// Runs the job, printing what it found; the exit code.

@@ -262,7 +262,8 @@ impl ToolHost {
                 let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
                 let target = Target::new(url, bearer)
                     .map_err(HostError::Invalid)?
-                    .with_headers(headers);
+                    .with_headers(headers)
+                    .with_secrets(self.client().proxy_secrets());
                 let within = deadline.saturating_duration_since(Instant::now());
                 let listed = discover::list_target(self.client(), &target, within)
                     .await

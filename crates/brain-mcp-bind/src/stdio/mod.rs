@@ -156,6 +156,7 @@ impl StdioServer {
             origin: format!("stdio:{}", self.inner.name),
             bearer: None,
             headers: Vec::new(),
+            secrets: brain_mcp_transport::Secrets::none(),
         }
     }
 

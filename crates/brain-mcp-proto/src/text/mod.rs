@@ -7,13 +7,17 @@
 //!
 //! - [`cut`]: at most N bytes, cut on a character boundary and marked as cut.
 //! - [`terminal_safe`]: control characters escaped, so one message stays one line.
-//! - [`redact`]: every occurrence of a secret (also percent-encoded, wholly or in part)
-//!   replaced; [`redact_value`] and [`redact_json`] do it on decoded JSON strings.
+//! - [`redact`]: every occurrence of a secret (also percent-encoded or JSON-escaped,
+//!   wholly or in part) replaced; [`redact_value`] and [`redact_json`] do it on decoded
+//!   JSON strings.
+//! - [`Secrets`]: every secret of a call in one value; [`Secrets::shown`] is the one step
+//!   a peer's text takes before it is shown anywhere (redacted, terminal-safe, bounded).
 //! - [`repair_lone_surrogates`]: `\uD83D`-style escapes without their other half turned
 //!   into U+FFFD, so a result cut inside an emoji still decodes.
 
 mod cut;
 mod redact;
+mod secrets;
 mod surrogate;
 mod terminal;
 
@@ -24,5 +28,6 @@ pub use cut::{CUT_MARK, cut};
 /// larger bound where they are made.
 pub const FRAGMENT_LIMIT: usize = 1024;
 pub use redact::{REDACTED, redact, redact_json, redact_value};
+pub use secrets::Secrets;
 pub use surrogate::repair_lone_surrogates;
 pub use terminal::{json_safe, terminal_safe};

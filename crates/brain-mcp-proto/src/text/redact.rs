@@ -11,11 +11,12 @@ pub const REDACTED: &str = "[redacted]";
 /// `text` with every occurrence of `secret` replaced by [`REDACTED`].
 ///
 /// A server can reflect a bearer token anywhere: in an error message, a challenge, a
-/// redirect's host name (where it is lower-cased) or a URL (where it is
-/// percent-encoded, wholly or in part). So this matches the secret as written and as read
-/// once `%XX` escapes are decoded, both ignoring ASCII case. Runs in time linear in
-/// `text` (no backtracking whatever the input), and borrows when there is nothing to
-/// replace. An empty secret changes nothing.
+/// redirect's host name (where it is lower-cased), a URL (where it is percent-encoded,
+/// wholly or in part) or a JSON body (where any character may be written as an escape,
+/// `\/` for `/` as PHP does by default, or `\u0073` for `s`). So this matches the secret
+/// as written and as read once `%XX` and JSON escapes are decoded, both ignoring ASCII
+/// case. Runs in time linear in `text` (no backtracking whatever the input), and borrows
+/// when there is nothing to replace. An empty secret changes nothing.
 pub fn redact<'a>(text: &'a str, secret: &str) -> Cow<'a, str> {
     if secret.is_empty() {
         return Cow::Borrowed(text);
@@ -83,36 +84,18 @@ pub fn redact_json(raw: &RawValue, secret: &str) -> Option<Box<RawValue>> {
     }
 }
 
-/// Replaces occurrences of `needle` that are written with some or all bytes as `%XX`
-/// escapes (a URL or a form encodes only what it must, and encoders differ on which):
-/// the text is matched percent-decoded, and each match replaces its original span.
+/// Replaces occurrences of `needle` that are written with some or all characters
+/// escaped: as `%XX` (a URL or a form encodes only what it must, and encoders differ on
+/// which) or as a JSON string escape (`\/`, `\"`, `\\`, `\n`-style, and `\uXXXX` with
+/// surrogate pairs, as a JSON producer may write any character). The text is matched in its
+/// decoded form, and each match replaces its original span. Decoding goes left to right
+/// once, so it is linear; the plain pass before it catches what decoding would change.
 fn replace_encoded<'a>(text: &'a str, needle: &[u8]) -> Cow<'a, str> {
-    if !text.contains('%') {
+    if !text.contains(['%', '\\']) {
         return Cow::Borrowed(text);
     }
     let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    // Where in `text` each decoded byte starts.
-    let mut starts = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        starts.push(i);
-        match escaped {
-            Some(byte) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            None => {
-                decoded.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
+    let (decoded, starts) = decode_escapes(bytes);
     let matches = find_all(&decoded, needle);
     if matches.is_empty() {
         return Cow::Borrowed(text);
@@ -131,6 +114,97 @@ fn replace_encoded<'a>(text: &'a str, needle: &[u8]) -> Cow<'a, str> {
     }
     out.push_str(&text[from..]);
     Cow::Owned(out)
+}
+
+/// `bytes` with `%XX` and JSON string escapes decoded, and for each decoded byte the
+/// offset in `bytes` where the text it came from starts (every byte of one escape shares
+/// its escape's start). Anything that is not a complete escape stays as it is.
+fn decode_escapes(bytes: &[u8]) -> (Vec<u8>, Vec<usize>) {
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut starts = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let (unit, len) = match bytes[i] {
+            b'%' => match hex_at(bytes, i + 1, 2) {
+                Some(byte) => (Unit::Byte(byte as u8), 3),
+                None => (Unit::Byte(b'%'), 1),
+            },
+            b'\\' => json_escape(bytes, i),
+            b => (Unit::Byte(b), 1),
+        };
+        match unit {
+            Unit::Byte(b) => {
+                decoded.push(b);
+                starts.push(i);
+            }
+            Unit::Char(c) => {
+                let mut buf = [0u8; 4];
+                for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    decoded.push(b);
+                    starts.push(i);
+                }
+            }
+        }
+        i += len;
+    }
+    (decoded, starts)
+}
+
+/// One decoded piece of text.
+enum Unit {
+    Byte(u8),
+    Char(char),
+}
+
+/// The JSON escape at `bytes[i]` (a backslash) and its length; a backslash that starts no
+/// complete escape is itself.
+fn json_escape(bytes: &[u8], i: usize) -> (Unit, usize) {
+    let simple = match bytes.get(i + 1) {
+        Some(b'"') => Some(b'"'),
+        Some(b'\\') => Some(b'\\'),
+        Some(b'/') => Some(b'/'),
+        Some(b'b') => Some(0x08),
+        Some(b'f') => Some(0x0c),
+        Some(b'n') => Some(b'\n'),
+        Some(b'r') => Some(b'\r'),
+        Some(b't') => Some(b'\t'),
+        _ => None,
+    };
+    if let Some(b) = simple {
+        return (Unit::Byte(b), 2);
+    }
+    if bytes.get(i + 1) != Some(&b'u') {
+        return (Unit::Byte(b'\\'), 1);
+    }
+    let Some(first) = hex_at(bytes, i + 2, 4) else {
+        return (Unit::Byte(b'\\'), 1);
+    };
+    if let Some(c) = char::from_u32(first) {
+        return (Unit::Char(c), 6);
+    }
+    // A high surrogate: its pair must follow as a second escape.
+    let low = (bytes.get(i + 6) == Some(&b'\\') && bytes.get(i + 7) == Some(&b'u'))
+        .then(|| hex_at(bytes, i + 8, 4))
+        .flatten();
+    match low {
+        Some(low) if (0xD800..0xDC00).contains(&first) && (0xDC00..0xE000).contains(&low) => {
+            let c = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+            match char::from_u32(c) {
+                Some(c) => (Unit::Char(c), 12),
+                None => (Unit::Byte(b'\\'), 1),
+            }
+        }
+        _ => (Unit::Byte(b'\\'), 1),
+    }
+}
+
+/// The value of `digits` hex digits at `bytes[at..]`, if they are all there.
+fn hex_at(bytes: &[u8], at: usize, digits: usize) -> Option<u32> {
+    let hex = bytes.get(at..at + digits)?;
+    hex.iter().try_fold(0u32, |acc, &b| {
+        let d = char::from(b).to_digit(16)?;
+        Some(acc * 16 + d)
+    })
 }
 
 /// Replaces non-overlapping, leftmost occurrences of `needle` (ASCII case ignored).
@@ -266,6 +340,60 @@ mod tests {
         assert_eq!(clean.get(), r#"{"[redacted]":[1],"k":"[redacted]"}"#);
         let same = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
         assert_eq!(redact_json(&same, TOKEN).unwrap().get(), r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn json_escaped_spellings_are_found_in_raw_text() {
+        // PHP writes `/` as `\/` by default; any character may be a `\uXXXX` escape.
+        for spelled in [
+            r"sk-Live\/Secret+42",
+            r"\u0073k-Live\/Secret\u002b42",
+            r"\u0073\u006B\u002D\u004C\u0069\u0076\u0065\u002F\u0053\u0065\u0063\u0072\u0065\u0074\u002B\u0034\u0032",
+            r"sk-Live%2FSecret\u002B42",
+        ] {
+            let body = format!(r#"{{"echo":"Bearer {spelled}","n":1}}"#);
+            assert_eq!(
+                redact(&body, TOKEN),
+                r#"{"echo":"Bearer [redacted]","n":1}"#,
+                "{spelled}"
+            );
+        }
+        // Escaped quotes, backslashes, controls and astral characters in the secret.
+        let odd = "a\"b\\c\nd😀e";
+        let spelled = r#"x a\"b\\c\nd\ud83d\ude00e y"#;
+        assert_eq!(redact(spelled, odd), "x [redacted] y");
+        // A lone surrogate or a short escape is text, not an escape.
+        assert_eq!(redact(r"\ud83d \u00", TOKEN), r"\ud83d \u00");
+    }
+
+    /// Writes `secret` the way a JSON producer or a URL encoder might: each character
+    /// plain, `\uXXXX`, `%XX`, or `\/` for `/`, chosen by `picks`.
+    fn spell(secret: &str, picks: &[u8]) -> String {
+        let mut out = String::new();
+        for (i, c) in secret.chars().enumerate() {
+            match (picks.get(i).copied().unwrap_or(0) % 4, c) {
+                (1, c) if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                (2, c) if c.is_ascii() => out.push_str(&format!("%{:02X}", c as u32)),
+                (3, '/') => out.push_str("\\/"),
+                (_, c) => out.push(c),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn every_spelling_is_removed(
+            secret in "[a-zA-Z0-9+/=_.-]{8,32}",
+            picks in proptest::collection::vec(any::<u8>(), 32),
+            before in "[a-z \"{}:,]{0,12}",
+            after in "[a-z \"{}:,]{0,12}",
+        ) {
+            let text = format!("{before}{}{after}", spell(&secret, &picks));
+            let out = redact(&text, &secret);
+            prop_assert!(out.contains(REDACTED), "{text} -> {out}");
+            prop_assert!(!out.contains(&secret), "{out}");
+        }
     }
 
     proptest! {

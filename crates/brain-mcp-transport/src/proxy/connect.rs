@@ -23,6 +23,11 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper::upgrade::Upgraded;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+
+use crate::resolve::Resolver;
+
+/// TCP connections with this client's resolver.
+pub(crate) type Dialer = HttpConnector<Resolver>;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
@@ -38,9 +43,9 @@ const MAX_CONNECT_ANSWER: usize = 64 * 1024;
 /// Connects to a destination directly or through the proxy its route names.
 #[derive(Clone)]
 pub(crate) struct ProxyConnector {
-    direct: HttpConnector,
+    direct: Dialer,
     /// To the proxy itself: plain TCP, or TLS for an `https://` proxy (HTTP/1.1 only).
-    to_proxy: HttpsConnector<HttpConnector>,
+    to_proxy: HttpsConnector<Dialer>,
     proxies: Arc<Proxies>,
     /// Bound on reaching the proxy and getting its tunnel.
     timeout: Duration,
@@ -48,7 +53,7 @@ pub(crate) struct ProxyConnector {
 
 impl ProxyConnector {
     pub(crate) fn new(
-        direct: HttpConnector,
+        direct: Dialer,
         tls: rustls::ClientConfig,
         proxies: Arc<Proxies>,
         timeout: Duration,

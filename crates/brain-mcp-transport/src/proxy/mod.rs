@@ -2,8 +2,9 @@
 //! built ([`ProxyConfig`]), and the connector that reaches them (`connect`).
 //!
 //! The variables and their meaning are curl's (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
-//! `NO_PROXY`, upper case first), matched by hyper-util's `Matcher`. Three choices are
-//! ours, all documented in `docs/transport.md`:
+//! `NO_PROXY`, upper case first). hyper-util's `Matcher` reads the proxy URLs; `NO_PROXY`
+//! is matched by `no_proxy.rs` (curl's rules, with Go's where curl has none). Three choices
+//! are ours, all documented in `docs/transport.md`:
 //! - A proxy named by the environment never carries loopback destinations (`localhost`,
 //!   `*.localhost`, `127.0.0.0/8`, `::1`), as in Go's `ProxyFromEnvironment`: the
 //!   environment names the machine's way out, which cannot reach this machine's loopback.
@@ -16,13 +17,17 @@
 //!   request's `Proxy:` header may have set it ("httpoxy").
 
 mod connect;
+mod no_proxy;
 
 use std::env::VarError;
 use std::fmt;
 use std::net::IpAddr;
 
+use brain_mcp_proto::text::Secrets;
 use http::Uri;
 use hyper_util::client::proxy::matcher::{Intercept, Matcher};
+
+use no_proxy::NoProxy;
 
 pub(crate) use connect::{ProxyConnector, ProxyError};
 
@@ -124,14 +129,13 @@ impl ProxyConfig {
             }
             Source::Url(url) => {
                 check(url).map_err(|reason| format!("the proxy URL {reason}"))?;
-                let matcher = Matcher::builder()
-                    .all(url.trim())
-                    .no(self.no_proxy.clone().unwrap_or_default())
-                    .build();
+                let matcher = Matcher::builder().all(url.trim()).build();
                 Ok(Proxies {
                     matcher: Some(matcher),
+                    no: NoProxy::parse(self.no_proxy.as_deref().unwrap_or_default()),
                     refused: [None, None],
                     exempt_loopback: false,
+                    secrets: credentials([url.as_str()]),
                 })
             }
         }
@@ -165,10 +169,14 @@ fn shown(url: &str) -> String {
 /// The rules a client applies to each destination.
 pub(crate) struct Proxies {
     matcher: Option<Matcher>,
+    /// Destinations reached directly (`NO_PROXY`, or the explicit list).
+    no: NoProxy,
     /// Why the `http` (0) and `https` (1) proxy settings cannot be used, if they cannot.
     refused: [Option<String>; 2],
     /// Loopback destinations are always reached directly.
     exempt_loopback: bool,
+    /// The proxies' credentials, in every form they are sent: never shown.
+    secrets: Secrets,
 }
 
 /// How one destination is reached.
@@ -189,9 +197,16 @@ impl Proxies {
     pub(crate) fn none() -> Self {
         Self {
             matcher: None,
+            no: NoProxy::default(),
             refused: [None, None],
             exempt_loopback: true,
+            secrets: Secrets::none(),
         }
+    }
+
+    /// The proxies' credentials: the password, `user:password` and its `Basic` form.
+    pub(crate) fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// How `dst` is reached.
@@ -200,6 +215,9 @@ impl Proxies {
             return Route::Direct;
         };
         if self.exempt_loopback && dst.host().is_some_and(is_loopback) {
+            return Route::Direct;
+        }
+        if self.no.matches(dst) {
             return Route::Direct;
         }
         let Some(intercept) = matcher.intercept(dst) else {
@@ -221,10 +239,7 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         Ok(IpAddr::V6(ip)) => {
             ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
-        Err(_) => {
-            let name = bare.trim_end_matches('.').to_ascii_lowercase();
-            name == "localhost" || name.ends_with(".localhost")
-        }
+        Err(_) => crate::resolve::is_localhost_name(bare),
     }
 }
 
@@ -307,7 +322,8 @@ pub(crate) fn from_lookup(
             None => String::new(),
         },
     };
-    let mut builder = Matcher::builder().no(no);
+    let mut builder = Matcher::builder();
+    let mut used = Vec::new();
     for (i, setting) in [http, https].into_iter().enumerate() {
         let Some((name, value)) = setting else {
             continue;
@@ -319,7 +335,10 @@ pub(crate) fn from_lookup(
             None => Err(format!("{name} is not valid UTF-8")),
         };
         let value = match usable {
-            Ok(v) => v.trim().to_owned(),
+            Ok(v) => {
+                used.push(v.trim().to_owned());
+                v.trim().to_owned()
+            }
             Err(reason) => {
                 refused[i].get_or_insert(reason);
                 UNUSABLE.to_owned()
@@ -333,9 +352,76 @@ pub(crate) fn from_lookup(
     }
     Proxies {
         matcher: Some(builder.build()),
+        no: NoProxy::parse(&no),
         refused,
         exempt_loopback: true,
+        secrets: credentials(used.iter().map(String::as_str)),
     }
+}
+
+/// The credentials in proxy URLs, in every form they may be sent or echoed: the password
+/// (percent-decoded), `user:password`, and the base64 of `Proxy-Authorization: Basic`.
+/// A user name alone (no password) is a credential too.
+fn credentials<'a>(urls: impl IntoIterator<Item = &'a str>) -> Secrets {
+    let probe = Uri::from_static("http://probe.invalid/");
+    let mut found = Vec::new();
+    for url in urls {
+        let Ok(uri) = url.trim().parse::<Uri>() else {
+            continue;
+        };
+        let Some((userinfo, _)) = uri.authority().and_then(|a| a.as_str().split_once('@')) else {
+            continue;
+        };
+        let (user, pass) = match userinfo.split_once(':') {
+            Some((user, pass)) => (percent_decoded(user), Some(percent_decoded(pass))),
+            None => (percent_decoded(userinfo), None),
+        };
+        match pass {
+            Some(pass) if !pass.is_empty() => {
+                found.push(format!("{user}:{pass}"));
+                found.push(pass);
+            }
+            _ => found.push(user),
+        }
+        // The `Basic` value exactly as it is sent.
+        let basic = Matcher::builder()
+            .all(url.trim())
+            .build()
+            .intercept(&probe)
+            .and_then(|i| i.basic_auth().cloned());
+        if let Some(basic) = basic
+            && let Ok(value) = basic.to_str()
+        {
+            found.push(value.trim_start_matches("Basic ").to_owned());
+        }
+    }
+    Secrets::new(found)
+}
+
+/// `text` with `%XX` escapes decoded (invalid UTF-8 replaced).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -215,3 +215,67 @@ fn from_vars_reads_like_the_environment() {
     assert_eq!(route(&p, "https://skip.example/"), "http://p:1/");
     assert_eq!(route(&p, "https://other.example/"), "direct");
 }
+
+#[test]
+fn a_star_exempts_ip_literals_too() {
+    // `NO_PROXY=*` means every destination, IP literals included, over http and https.
+    let p = rules(&[
+        ("HTTP_PROXY", "http://proxy:1"),
+        ("HTTPS_PROXY", "http://proxy:1"),
+        ("NO_PROXY", "*"),
+    ]);
+    for dst in [
+        "http://192.0.2.1:8080/mcp",
+        "http://[2001:db8::1]:8080/mcp",
+        "https://192.0.2.1/",
+        "https://example.com/",
+    ] {
+        assert_eq!(route(&p, dst), "direct", "{dst}");
+    }
+}
+
+#[test]
+fn one_trailing_dot_is_ignored_on_both_sides() {
+    let p = rules(&[
+        ("HTTP_PROXY", "http://proxy:1"),
+        ("NO_PROXY", "internal.test"),
+    ]);
+    assert_eq!(route(&p, "http://mcp.internal.test.:8080/mcp"), "direct");
+    let p = rules(&[
+        ("HTTP_PROXY", "http://proxy:1"),
+        ("NO_PROXY", "internal.test."),
+    ]);
+    assert_eq!(route(&p, "http://mcp.internal.test/mcp"), "direct");
+    assert_eq!(route(&p, "http://mcp.other.test/mcp"), "http://proxy:1/");
+}
+
+#[test]
+fn blocks_of_both_families_match_as_curl_and_go_do() {
+    let p = rules(&[
+        ("HTTP_PROXY", "http://proxy:1"),
+        ("NO_PROXY", "10.0.0.0/8, fd00::/8"),
+    ]);
+    assert_eq!(route(&p, "http://10.9.8.7/"), "direct");
+    assert_eq!(route(&p, "http://[fd00::42]:8080/"), "direct");
+    assert_eq!(route(&p, "http://[fe80::1]/"), "http://proxy:1/");
+    assert_eq!(route(&p, "http://11.0.0.1/"), "http://proxy:1/");
+}
+
+#[test]
+fn proxy_credentials_are_secrets_in_every_form_they_are_sent() {
+    let p = rules(&[("HTTPS_PROXY", "http://us%65r:p%40ss-w0rd@proxy:1")]);
+    let secrets = p.secrets();
+    // The decoded password, `user:password`, and the Basic value.
+    for form in ["p@ss-w0rd", "user:p@ss-w0rd", "dXNlcjpwQHNzLXcwcmQ="] {
+        assert_eq!(secrets.redact(form), "[redacted]", "{form}");
+    }
+    assert!(
+        rules(&[("HTTPS_PROXY", "http://proxy:1")])
+            .secrets()
+            .is_empty()
+    );
+    let explicit = ProxyConfig::url("http://a:b-secret@proxy:1")
+        .resolve()
+        .unwrap();
+    assert_eq!(explicit.secrets().redact("x b-secret y"), "x [redacted] y");
+}

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use brain_mcp_transport::{
-    BearerToken, ContentType, Delivery, ErrorCode, ErrorKind, Header, PostReply,
+    BearerToken, ContentType, Delivery, ErrorCode, ErrorKind, Header, PostReply, Secrets,
 };
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -299,9 +299,15 @@ async fn delete_returns_the_status_and_is_bounded() {
         Header::new("mcp-protocol-version", "2025-11-25"),
     ];
     let d = Duration::from_secs(2);
-    let ok = c.delete(&server.url("/mcp"), &h, None, d).await.unwrap();
+    let ok = c
+        .delete(&server.url("/mcp"), &h, None, &Secrets::none(), d)
+        .await
+        .unwrap();
     assert_eq!(ok, StatusCode::OK);
-    let gone = c.delete(&server.url("/gone"), &h, None, d).await.unwrap();
+    let gone = c
+        .delete(&server.url("/gone"), &h, None, &Secrets::none(), d)
+        .await
+        .unwrap();
     assert_eq!(gone, StatusCode::METHOD_NOT_ALLOWED);
     let seen = &server.seen()[0];
     assert_eq!(seen.method, http::Method::DELETE);
@@ -310,7 +316,13 @@ async fn delete_returns_the_status_and_is_bounded() {
     assert!(seen.headers.get("mcp-method").is_none());
     let start = std::time::Instant::now();
     let err = c
-        .delete(&server.url("/stall"), &h, None, Duration::from_millis(200))
+        .delete(
+            &server.url("/stall"),
+            &h,
+            None,
+            &Secrets::none(),
+            Duration::from_millis(200),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::Timeout);
