@@ -129,21 +129,25 @@ fn reflecting(era: Era, reflect: Reflect) -> TestServer {
     TestServer::start(config)
 }
 
-/// A host config with `echo` at `url`, its token in `HOSTILE_TOKEN`.
-fn host_config(url: &str, name: &str) -> std::path::PathBuf {
+/// A host config with `echo` at `url`, its token in `HOSTILE_TOKEN` (none when `token`
+/// is false).
+fn host_config(url: &str, name: &str, token: bool) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!(
         "brain-hostile-logs-{}-{name}.json",
         std::process::id()
     ));
-    let config = json!({"tools": [{
+    let mut binding = json!({
         "name": "echo",
         "description": "echo",
         "input_schema": {"type": "object"},
         "url": url,
         "mcp_tool": "echo",
-        "token_env": "HOSTILE_TOKEN",
         "tenants": ["acme"],
-    }]});
+    });
+    if token {
+        binding["token_env"] = json!("HOSTILE_TOKEN");
+    }
+    let config = json!({ "tools": [binding] });
     std::fs::write(&path, config.to_string()).unwrap();
     path
 }
@@ -194,17 +198,19 @@ const LEVELS: &[(&str, Option<&str>)] = &[
 ];
 
 /// Runs `mcp-call` on the `echo` binding at `url` and `mcp-tools -list url`, at `level`,
-/// with `token` as the binding's token and `env` besides.
+/// with `token` as the binding's token (none when empty) and `env` besides.
 fn both_programs(
     url: &str,
     token: &str,
     level: (&str, Option<&str>),
     env: &[(&str, &str)],
 ) -> [Printed; 2] {
-    let host = host_config(url, &format!("{:x}", fxhash(url, token)));
+    let host = host_config(url, &format!("{:x}", fxhash(url, token)), !token.is_empty());
     let (flag, rust_log) = level;
     let mut env: Vec<(&str, &str)> = env.to_vec();
-    env.push(("HOSTILE_TOKEN", token));
+    if !token.is_empty() {
+        env.push(("HOSTILE_TOKEN", token));
+    }
     if let Some(filter) = rust_log {
         env.push(("RUST_LOG", filter));
     }
@@ -216,7 +222,10 @@ fn both_programs(
         "-tenant",
         "acme",
     ];
-    let mut list_args = vec!["-list", url, "-token-env", "HOSTILE_TOKEN"];
+    let mut list_args = vec!["-list", url];
+    if !token.is_empty() {
+        list_args.extend(["-token-env", "HOSTILE_TOKEN"]);
+    }
     if !flag.is_empty() {
         call_args.push(flag);
         list_args.push(flag);
@@ -390,10 +399,10 @@ fn proxy_credentials_echoed_back_are_redacted_everywhere() {
         );
         let url = format!("http://mcp.proxied.test:{}/mcp", server.addr().port());
         let proxy_url = proxy.url_with(user, password);
-        for &level in LEVELS {
-            let what = format!("error={error} {level:?}");
+        for (&level, token) in LEVELS.iter().zip(["tok-bearer-1234567", ""].iter().cycle()) {
+            let what = format!("error={error} {level:?} token={token:?}");
             let env = [("HTTP_PROXY", proxy_url.as_str())];
-            let [call, list] = both_programs(&url, "tok-bearer-1234567", level, &env);
+            let [call, list] = both_programs(&url, token, level, &env);
             assert!(
                 proxy.seen().iter().any(|s| s.proxy_authorization.is_some()),
                 "{what}: the requests went through the proxy"
@@ -420,7 +429,7 @@ fn proxy_credentials_echoed_back_are_redacted_everywhere() {
 fn a_later_traceparent_reaches_the_server_as_version_00() {
     // Symptom 8: a later version's traceparent, with 100 KB appended, is re-emitted as 00.
     let server = TestServer::start(ServerConfig::new(Era::Stateless));
-    let host = host_config(&server.url(), "traceparent");
+    let host = host_config(&server.url(), "traceparent", true);
     let ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let later = format!("cc-{ids}-{}", "x".repeat(100_000));
     let printed = run(
@@ -459,7 +468,7 @@ fn localhost_names_skip_the_proxy_and_resolve_to_loopback_in_the_client() {
     let server = TestServer::start(ServerConfig::new(Era::Stateless));
     let proxy = TestProxy::start(ProxyOptions::default());
     let url = format!("http://mcp.localhost:{}/mcp", server.addr().port());
-    let host = host_config(&url, "localhost");
+    let host = host_config(&url, "localhost", true);
     let printed = run(
         CALL,
         &[

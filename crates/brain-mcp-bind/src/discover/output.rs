@@ -20,7 +20,7 @@ pub(crate) fn render(bindings: &[DiscoveredBinding]) -> Result<String, DiscoverE
 /// Removes the token from everything the server wrote into `binding`: the description
 /// and both schemas (a schema is re-written only if it held the token).
 pub(crate) fn scrub(target: &Target, binding: &mut DiscoveredBinding) {
-    if target.bearer.is_none() {
+    if target.secrets.is_empty() {
         return;
     }
     if let std::borrow::Cow::Owned(clean) = target.redact(&binding.description) {
@@ -36,7 +36,7 @@ pub(crate) fn scrub(target: &Target, binding: &mut DiscoveredBinding) {
 /// may show: its name, title and description, and both schemas (re-written only if they
 /// held it).
 pub(crate) fn scrub_tool(target: &Target, tool: &mut Tool) {
-    if target.bearer.is_none() {
+    if target.secrets.is_empty() {
         return;
     }
     let text = |s: &mut String| {
