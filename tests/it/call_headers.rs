@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use brain_mcp_bind::host::HostError;
+use brain_mcp_bind::HostErrorKind;
 use brain_mcp_bind::{ClientConfig, HostConfig, ManagedServer, ToolHost, ToolSpec};
 use brain_tests::server::{Era, RawReply, Received, ServerConfig, TestServer};
 use serde_json::{Value, json};
@@ -174,7 +174,9 @@ async fn a_managed_server_refuses_headers_the_client_owns() {
             .header(name, value)
             .tool(ToolSpec::new("echo", [crate::call_support::TENANT]));
         let err = host.add_server(managed).await.expect_err("refused");
-        assert_eq!(err, HostError::Invalid(expected.to_owned()));
+        assert_eq!(err.kind(), HostErrorKind::Invalid);
+        assert_eq!(err.message(), expected);
+        assert_eq!(err.delivery(), brain_mcp_bind::Delivery::NotSent);
     }
     assert!(server.stats().received.is_empty(), "nothing was sent");
 }

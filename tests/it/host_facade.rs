@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use brain_mcp_bind::host::HostError;
+use brain_mcp_bind::HostErrorKind;
 use brain_mcp_bind::{
     CancellationToken, ClientConfig, HostConfig, ManagedServer, Secret, ToolCall, ToolEvent,
     ToolHost, ToolSpec,
@@ -102,12 +102,14 @@ async fn configured_and_managed_tools_share_one_host_and_the_token_stays_hidden(
     let again = ManagedServer::http("again", open.url())
         .tool(ToolSpec::new("echo", [TENANT]).rename("cfg_echo"));
     assert!(matches!(
-        host.add_server(again).await,
-        Err(HostError::Invalid(_))
+        host.add_server(again).await.map_err(|e| e.kind()),
+        Err(HostErrorKind::Invalid)
     ));
     let missing = ManagedServer::http("again", open.url()).tool(ToolSpec::new("ecko", [TENANT]));
     match host.add_server(missing).await {
-        Err(HostError::Missing(m)) => assert!(m.contains("did you mean \"echo\""), "{m}"),
+        Err(e) if e.kind() == HostErrorKind::Missing => {
+            assert!(e.message().contains("did you mean \"echo\""), "{e}");
+        }
         other => panic!("{other:?}"),
     }
     assert!(host.shutdown(Duration::from_secs(10)).await);

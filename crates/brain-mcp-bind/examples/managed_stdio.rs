@@ -17,9 +17,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use brain_mcp_bind::host::HostError;
 use brain_mcp_bind::{
-    ClientConfig, HostConfig, ManagedServer, ToolCall, ToolEvent, ToolHost, ToolSpec,
+    ClientConfig, HostConfig, HostErrorKind, ManagedServer, ToolCall, ToolEvent, ToolHost, ToolSpec,
 };
 use serde_json::Value;
 
@@ -127,8 +126,8 @@ async fn run(args: Args) -> u8 {
         Err(e) => {
             eprintln!("managed_stdio: {}", one_line(&e.to_string()));
             host.shutdown(Duration::from_secs(5)).await;
-            return match e {
-                HostError::Server(_) | HostError::Client(_) => 1,
+            return match e.kind() {
+                HostErrorKind::Server | HostErrorKind::Client => 1,
                 _ => 2,
             };
         }

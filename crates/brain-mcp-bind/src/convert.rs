@@ -1,14 +1,10 @@
-//! Converting an MCP `tools/call` result into Brain's output.
+//! Converting an MCP `tools/call` result (read and checked by the client core) into
+//! Brain's output.
 
-use brain_mcp_proto::client::read_result;
 use brain_mcp_proto::mcp::{CallToolResult, ContentBlock as McpBlock};
 
-use brain_mcp_proto::client::Era;
 use brain_tools_core::{ContentBlock, ToolOutput};
-use serde_json::Value;
 use serde_json::value::RawValue;
-
-use crate::exchange::StepError;
 
 /// Why a result cannot be turned into Brain output.
 #[derive(Debug, PartialEq, Eq)]
@@ -19,60 +15,20 @@ pub(crate) enum ConvertError {
     Malformed(String),
 }
 
-/// Decodes and converts a `tools/call` result received in `era` (for the fuzzer; the call
-/// path gets the result decoded by the client core and calls [`convert`]).
-pub(crate) fn convert_raw(raw: &RawValue, era: Era) -> Result<ToolOutput, StepError> {
-    match read_result(raw) {
-        Ok(Some(result)) => convert(result, era),
-        Ok(None) => Err(StepError::UserInput(
-            "the server answered input_required: it needs user input Brain cannot give".into(),
-        )),
-        Err(e) => Err(StepError::from(e)),
-    }
-}
-
-/// Converts a `tools/call` result received in `era`.
+/// Converts a `tools/call` result the core has read and checked.
 ///
 /// What the tool returned is kept as it is; the text copy of a structured value is added
 /// by the pipeline after the output limit (see `brain_tools_core::ToolOutput`).
-pub(crate) fn convert(result: CallToolResult, era: Era) -> Result<ToolOutput, StepError> {
+pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ConvertError> {
     let mut content = Vec::with_capacity(result.content.len() + 1);
     for (index, block) in result.content.iter().enumerate() {
-        content.push(block_of(index, block).map_err(|e| match e {
-            ConvertError::Unsupported(m) => StepError::Unsupported(m),
-            ConvertError::Malformed(m) => StepError::Protocol(m),
-        })?);
+        content.push(block_of(index, block)?);
     }
-    let structured = match result.structured_content {
-        // An explicit null says as much as an absent member.
-        None | Some(Value::Null) => None,
-        Some(value @ Value::Object(_)) => Some(value),
-        // 2026-07-28 allows any JSON value; the handshake-era revisions an object only.
-        Some(value) if matches!(era, Era::Stateless(_)) => Some(value),
-        Some(other) => {
-            return Err(StepError::Protocol(format!(
-                "structuredContent is {}, not a JSON object as {} requires",
-                json_kind(&other),
-                "the handshake-era protocol"
-            )));
-        }
-    };
     Ok(ToolOutput::new(
         content,
-        structured,
+        result.structured_content,
         result.is_error == Some(true),
     ))
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Block types MCP defines; one of these that does not parse is malformed, not unknown.
@@ -164,18 +120,14 @@ fn is_image_type(mime_type: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use brain_mcp_proto::version::ProtocolVersion;
+    use brain_mcp_proto::client::{Framing, check_result, read_result};
 
-    const HANDSHAKE: Era = Era::Handshake;
-    const STATELESS: Era = Era::Stateless(ProtocolVersion::V2026_07_28);
-
-    fn output(json: &str) -> Result<ToolOutput, StepError> {
-        output_in(HANDSHAKE, json)
-    }
-
-    fn output_in(era: Era, json: &str) -> Result<ToolOutput, StepError> {
+    /// A result as the core reads and checks it in a handshake-era session, converted.
+    fn output(json: &str) -> Result<ToolOutput, ConvertError> {
         let raw = RawValue::from_string(json.to_owned()).expect("valid JSON");
-        convert_raw(&raw, era)
+        let result = read_result(&raw).expect("a result").expect("complete");
+        let result = check_result(result, &Framing::before_session()).expect("checked");
+        convert(result)
     }
 
     #[test]
@@ -207,20 +159,6 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_must_be_an_object_before_2026() {
-        for value in ["[1,2]", "\"s\"", "3", "true"] {
-            let json = format!(r#"{{"content":[],"structuredContent":{value}}}"#);
-            let err = output(&json).expect_err("not an object");
-            assert!(
-                matches!(&err, StepError::Protocol(m) if m.contains("not a JSON object")),
-                "{value}: {err:?}"
-            );
-            let out = output_in(STATELESS, &json).expect("2026 allows any value");
-            assert!(out.structured_content.is_some());
-        }
-    }
-
-    #[test]
     fn other_blocks_are_unsupported() {
         for block in [
             r#"{"type":"audio","data":"aGk=","mimeType":"audio/wav"}"#,
@@ -230,7 +168,7 @@ mod tests {
         ] {
             let err = output(&format!(r#"{{"content":[{block}]}}"#)).expect_err("unsupported");
             assert!(
-                matches!(&err, StepError::Unsupported(m) if m.starts_with("content[0] has type")),
+                matches!(&err, ConvertError::Unsupported(m) if m.starts_with("content[0] has type")),
                 "{err:?}"
             );
         }
@@ -278,7 +216,7 @@ mod tests {
         ] {
             let err = output(&format!(r#"{{"content":[{block}]}}"#)).expect_err("malformed");
             assert!(
-                matches!(&err, StepError::Protocol(m) if m.contains(says)),
+                matches!(&err, ConvertError::Malformed(m) if m.contains(says)),
                 "{block}: {err:?}"
             );
         }
@@ -286,17 +224,5 @@ mod tests {
             r#"{"content":[{"type":"image","data":"aGk=","mimeType":"IMAGE/SVG+XML; charset=utf-8"}]}"#,
         );
         assert!(ok.is_ok(), "{ok:?}");
-    }
-
-    #[test]
-    fn input_required_and_other_result_types() {
-        assert!(matches!(
-            output(r#"{"resultType":"input_required","inputRequests":{},"requestState":"s"}"#),
-            Err(StepError::UserInput(_))
-        ));
-        assert!(matches!(
-            output(r#"{"resultType":"task","task":{}}"#),
-            Err(StepError::Protocol(m)) if m.contains("task")
-        ));
     }
 }

@@ -4,17 +4,18 @@
 use std::fmt;
 use std::time::Duration;
 
-use brain_mcp_proto::client::{Era, Framing};
+use brain_mcp_proto::client::{CallError, Era, Identity};
 use brain_mcp_proto::mcp::Tool;
-use brain_mcp_transport::{BearerToken, MESSAGE_LIMIT};
+use brain_mcp_transport::{BearerToken, Delivery, ErrorKind, MESSAGE_LIMIT};
 use brain_tools_core::Secret;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
-use crate::client::{McpClient, Target};
-use crate::exchange::StepError;
-use crate::{failure, probe};
+use crate::client::McpClient;
+use crate::driver::{Cause, DriverError, rpc_text, safe};
+use crate::server::Server;
+use crate::target::Target;
 
 mod output;
 mod pages;
@@ -29,7 +30,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
 /// The most tool names one discovery may ask for.
 pub const MAX_TOOLS: usize = 128;
 /// The most `tools/list` pages read before giving up on a server that keeps paginating.
-pub const MAX_PAGES: usize = 100;
+pub const MAX_PAGES: usize = crate::driver::MAX_PAGES;
 /// Default `timeout_seconds` of a printed binding.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
 /// Default `max_output_bytes` of a printed binding.
@@ -122,61 +123,144 @@ pub struct Listed {
     pub era: Era,
 }
 
-/// Why discovery failed, grouped by who is to blame. `Display` is the message, which
-/// names the problem (and the step, for the server's failures).
+/// Why discovery failed: the kind of failure, whether a request may have reached the
+/// server, and a message that names the problem (and the step, for the server's failures;
+/// never a secret). `Display` is the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiscoverError {
+    kind: DiscoverErrorKind,
+    delivery: Delivery,
+    message: String,
+    names: Vec<String>,
+}
+
+/// What kind of failure a [`DiscoverError`] is, grouped by who is to blame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DiscoverError {
+pub enum DiscoverErrorKind {
     /// The request itself is unusable (names, URL, token variable); nothing was sent.
-    Invalid(String),
+    Invalid,
     /// The server could not be reached, or gave no definite answer in time.
-    Unreachable(String),
+    Unreachable,
     /// The server refused the credentials (401 or 403).
-    Refused(String),
+    Refused,
     /// The server answered, but with an error or not as the protocol says.
-    Server(String),
-    /// Named tools the server does not offer (the message suggests close names).
-    Missing {
-        /// The names not found.
-        names: Vec<String>,
-        /// The message.
-        message: String,
-    },
-    /// Tools whose definitions would not load as Brain bindings.
-    Unloadable {
-        /// Their remote names.
-        tools: Vec<String>,
-        /// The message, with the loader's reasons.
-        message: String,
-    },
+    Server,
+    /// Named tools the server does not offer ([`DiscoverError::names`]; the message
+    /// suggests close names).
+    Missing,
+    /// Tools whose definitions would not load as Brain bindings
+    /// ([`DiscoverError::names`]; the message gives the loader's reasons).
+    Unloadable,
     /// The whole discovery took longer than its deadline.
-    Timeout(String),
+    Timeout,
 }
 
 impl DiscoverError {
+    pub(crate) fn new(kind: DiscoverErrorKind, delivery: Delivery, message: String) -> Self {
+        Self {
+            kind,
+            delivery,
+            message,
+            names: Vec::new(),
+        }
+    }
+
+    /// A failure naming tools (missing or unloadable).
+    pub(crate) fn naming(kind: DiscoverErrorKind, names: Vec<String>, message: String) -> Self {
+        Self {
+            names,
+            ..Self::new(kind, Delivery::Answered, message)
+        }
+    }
+
+    /// What kind of failure it is.
+    pub fn kind(&self) -> DiscoverErrorKind {
+        self.kind
+    }
+
+    /// Whether a request may have reached the server (discovery sends nothing with side
+    /// effects; this says how far it got).
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
     /// The message.
     pub fn message(&self) -> &str {
-        match self {
-            Self::Invalid(m)
-            | Self::Unreachable(m)
-            | Self::Refused(m)
-            | Self::Server(m)
-            | Self::Timeout(m) => m,
-            Self::Missing { message, .. } | Self::Unloadable { message, .. } => message,
-        }
+        &self.message
+    }
+
+    /// The tools named by a [`DiscoverErrorKind::Missing`] or
+    /// [`DiscoverErrorKind::Unloadable`] failure; empty otherwise.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// A failure of the driver, as discovery reports it: the step named, the server's
+    /// words made safe with `secrets`.
+    pub(crate) fn from_driver(e: &DriverError, secrets: &brain_mcp_transport::Secrets) -> Self {
+        use DiscoverErrorKind::{Refused, Server as ServerKind, Unreachable};
+        let step = e.step_name();
+        let text = e.message(secrets);
+        let (kind, message) = match &e.cause {
+            Cause::Link(t)
+                if matches!(
+                    t.kind(),
+                    ErrorKind::Connect
+                        | ErrorKind::Tls
+                        | ErrorKind::InvalidRequest
+                        | ErrorKind::Redirect
+                ) =>
+            {
+                (
+                    Unreachable,
+                    format!("{step}: could not reach the server: {text}"),
+                )
+            }
+            Cause::Link(t) if matches!(t.kind(), ErrorKind::Status { .. }) => {
+                (ServerKind, format!("{step}: the server failed: {text}"))
+            }
+            Cause::Link(_) => (
+                ServerKind,
+                format!("{step}: the exchange with the server failed: {text}"),
+            ),
+            Cause::Core(CallError::Unauthorized { .. }) | Cause::Refused(_) => {
+                (Refused, format!("{step}: {text}"))
+            }
+            Cause::Core(CallError::SessionExpired) => {
+                (ServerKind, format!("{step}: the server ended the session"))
+            }
+            Cause::Core(CallError::Rpc { error, .. }) => (
+                ServerKind,
+                format!(
+                    "{step}: the server answered with {}",
+                    rpc_text(secrets, error, e.status)
+                ),
+            ),
+            Cause::Unreachable(_) | Cause::Start { started: false, .. } => (
+                Unreachable,
+                format!("{step}: could not reach the server: {text}"),
+            ),
+            _ => (ServerKind, format!("{step}: {text}")),
+        };
+        Self::new(kind, e.delivery(), message)
     }
 }
 
 impl fmt::Display for DiscoverError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for DiscoverError {}
 
 fn invalid<T>(message: impl Into<String>) -> Result<T, DiscoverError> {
-    Err(DiscoverError::Invalid(message.into()))
+    Err(DiscoverError::new(
+        DiscoverErrorKind::Invalid,
+        Delivery::NotSent,
+        message.into(),
+    ))
 }
 
 /// Checks the request without sending anything: tool names, URL and token.
@@ -212,13 +296,17 @@ fn check_request(request: &Request) -> Result<(), DiscoverError> {
 /// The target at `url` with the token from `token_env`, checked without sending anything.
 fn target(url: &str, token_env: Option<&str>) -> Result<(Target, Option<Secret>), DiscoverError> {
     let token = match token_env {
-        Some(var) => {
-            Some(Secret::from_env(var).map_err(|e| DiscoverError::Invalid(e.to_string()))?)
-        }
+        Some(var) => match Secret::from_env(var) {
+            Ok(token) => Some(token),
+            Err(e) => return invalid(e.to_string()),
+        },
         None => None,
     };
     let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
-    let target = Target::new(url, bearer).map_err(DiscoverError::Invalid)?;
+    let target = match Target::new(url, bearer) {
+        Ok(target) => target,
+        Err(message) => return invalid(message),
+    };
     Ok((target, token))
 }
 
@@ -231,18 +319,29 @@ pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovere
     let target = target.with_secrets(client.proxy_secrets());
     let wanted = pages::Wanted::Named(request.tools.clone());
     let until = Instant::now() + request.deadline;
-    let (era, collected) = collect(client, &target, wanted, until, request.deadline).await?;
+    let server = Server::http(client, target.clone());
+    let (era, collected) = collect(
+        client,
+        &server,
+        client.identity(),
+        wanted,
+        until,
+        request.deadline,
+    )
+    .await?;
     // Building the bindings is CPU work (hints, compiling every schema to check that it
     // loads): off the runtime, and inside the same deadline as the network.
     let stop = std::time::Instant::now() + until.saturating_duration_since(Instant::now());
     let deadline = request.deadline;
     let request = request.clone();
     let work = tokio::task::spawn_blocking(move || {
-        select::select(&target, &request, era, collected, stop)
+        select::select(&target.secrets, &request, era, collected, stop)
     });
     match tokio::time::timeout_at(until, work).await {
         Ok(Ok(result)) => result,
-        Ok(Err(_)) => Err(DiscoverError::Server(
+        Ok(Err(_)) => Err(DiscoverError::new(
+            DiscoverErrorKind::Server,
+            Delivery::Answered,
             "building the bindings failed unexpectedly".into(),
         )),
         Err(_) => Err(timed_out(deadline)),
@@ -260,25 +359,30 @@ pub async fn list(
 ) -> Result<Listed, DiscoverError> {
     let (target, _token) = target(url, token_env)?;
     let target = target.with_secrets(client.proxy_secrets());
-    list_target(client, &target, deadline).await
+    let server = Server::http(client, target);
+    list_on(client, &server, client.identity(), deadline).await
 }
 
-/// [`list`] for a target already built (the token given in code, as a managed server's).
-pub(crate) async fn list_target(
+/// [`list`] on a server already built (an HTTP server with the token given in code, or a
+/// managed stdio server), as `identity`.
+pub(crate) async fn list_on(
     client: &McpClient,
-    target: &Target,
+    server: &Server,
+    identity: &Identity,
     deadline: Duration,
 ) -> Result<Listed, DiscoverError> {
     let until = Instant::now() + deadline;
-    let (era, collected) = collect(client, target, pages::Wanted::All, until, deadline).await?;
+    let wanted = pages::Wanted::All;
+    let (era, collected) = collect(client, server, identity, wanted, until, deadline).await?;
+    let secrets = server.secrets();
     let warnings = collected
         .warnings()
         .iter()
-        .map(|w| failure::safe(target, w, MESSAGE_LIMIT))
+        .map(|w| safe(secrets, w, MESSAGE_LIMIT))
         .collect();
     let mut tools: Vec<Tool> = collected.found.into_iter().flatten().collect();
     for tool in &mut tools {
-        output::scrub_tool(target, tool);
+        output::scrub_tool(secrets, tool);
     }
     Ok(Listed {
         tools,
@@ -290,82 +394,32 @@ pub(crate) async fn list_target(
 /// Learns the era and reads every page, by `until` (`deadline` after the start).
 async fn collect(
     client: &McpClient,
-    target: &Target,
+    server: &Server,
+    identity: &Identity,
     wanted: pages::Wanted,
     until: Instant,
     deadline: Duration,
 ) -> Result<(Era, pages::Collected), DiscoverError> {
-    let work = async {
-        let era = probe::era_of(client, target, until)
-            .await
-            .map_err(|e| describe(target, "server/discover (learning the protocol era)", e))?;
-        let mut collected = pages::Collected::new(wanted);
-        match era {
-            Era::Handshake => {
-                let session = probe::open_session(client, target, client.identity())
-                    .await
-                    .map_err(|e| describe(target, "initialize", e))?;
-                pages::read_all(client, target, session.framing(), &mut collected).await?;
-            }
-            _ => pages::read_all(client, target, &Framing::for_era(era), &mut collected).await?,
-        }
-        Ok::<_, DiscoverError>((era, collected))
-    };
-    tokio::time::timeout_at(until, work)
+    let mut collected = pages::Collected::new(wanted);
+    let work = server.list(client, identity, until, |framing, tools| {
+        collected.add_page(framing, tools);
+    });
+    let era = tokio::time::timeout_at(until, work)
         .await
         .map_err(|_| timed_out(deadline))?
+        .map_err(|e| DiscoverError::from_driver(&e, server.secrets()))?;
+    Ok((era, collected))
 }
 
 /// The error of a discovery that ran out of time.
 fn timed_out(deadline: Duration) -> DiscoverError {
-    DiscoverError::Timeout(format!(
-        "discovery took longer than {} s (connect, handshake, every page of tools/list \
-         and building the bindings)",
-        deadline.as_secs_f64()
-    ))
-}
-
-/// A discovery failure from a step error, naming the step: what went wrong, never a token.
-fn describe(target: &Target, step: &str, e: StepError) -> DiscoverError {
-    use brain_mcp_transport::ErrorKind;
-    let safe = |m: &str| failure::safe(target, m, MESSAGE_LIMIT);
-    match e {
-        StepError::Transport(e) => match e.kind() {
-            ErrorKind::Connect
-            | ErrorKind::Tls
-            | ErrorKind::InvalidRequest
-            | ErrorKind::Redirect => DiscoverError::Unreachable(format!(
-                "{step}: could not reach the server: {}",
-                safe(&e.to_string())
-            )),
-            ErrorKind::Status { status, .. } if matches!(status.as_u16(), 401 | 403) => {
-                DiscoverError::Refused(format!(
-                    "{step}: the server refused the credentials: {}",
-                    safe(&e.to_string())
-                ))
-            }
-            ErrorKind::Status { .. } => DiscoverError::Server(format!(
-                "{step}: the server failed: {}",
-                safe(&e.to_string())
-            )),
-            _ => DiscoverError::Server(format!(
-                "{step}: the exchange with the server failed: {}",
-                safe(&e.to_string())
-            )),
-        },
-        StepError::Rpc { error, status } => DiscoverError::Server(format!(
-            "{step}: the server answered with {}",
-            failure::rpc_text(target, &error, status)
-        )),
-        StepError::SessionExpired => {
-            DiscoverError::Server(format!("{step}: the server ended the session"))
-        }
-        StepError::Unreachable(m) => {
-            DiscoverError::Unreachable(format!("{step}: could not reach the server: {}", safe(&m)))
-        }
-        StepError::Refused(m) => DiscoverError::Refused(format!("{step}: {}", safe(&m))),
-        StepError::Protocol(m) | StepError::UserInput(m) | StepError::Unsupported(m) => {
-            DiscoverError::Server(format!("{step}: {}", safe(&m)))
-        }
-    }
+    DiscoverError::new(
+        DiscoverErrorKind::Timeout,
+        Delivery::MaybeSent,
+        format!(
+            "discovery took longer than {} s (connect, handshake, every page of tools/list \
+             and building the bindings)",
+            deadline.as_secs_f64()
+        ),
+    )
 }

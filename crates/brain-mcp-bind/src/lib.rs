@@ -16,7 +16,6 @@
 //! default `cli` feature; a library user can leave it off).
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
-mod call;
 mod client;
 /// The two programs, for their binaries and the tests that drive them in process: not a
 /// stable API (behind the default `cli` feature).
@@ -25,28 +24,30 @@ mod client;
 pub mod cmd;
 mod convert;
 pub mod discover;
-mod exchange;
-mod failure;
+mod driver;
+mod executor;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
+mod link;
 pub mod observe;
-mod probe;
 mod redact;
 mod responder;
-mod session;
+mod server;
 mod stdio;
+mod target;
 mod text;
 
 pub use brain_mcp_proto::client::Era;
-pub use call::{ENVELOPE_ALLOWANCE, McpExecutor};
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
-pub use host::{CallHandle, ManagedServer, ToolHost, ToolSpec};
+pub use discover::{DiscoverError, DiscoverErrorKind};
+pub use executor::{ENVELOPE_ALLOWANCE, McpExecutor};
+pub use host::{CallHandle, HostError, HostErrorKind, ManagedServer, ToolHost, ToolSpec};
 pub use responder::{Refusal, Responder};
 
 // What a caller of the facade needs, from the crates below, so one dependency does.
 pub use brain_mcp_proto::version::ProtocolVersion;
-pub use brain_mcp_transport::{ClientConfig, ProxyConfig};
+pub use brain_mcp_transport::{ClientConfig, Delivery, ProxyConfig};
 pub use brain_tools_core::{
     ContentBlock, ErrorKind, HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent,
     ToolResultEvent,

@@ -5,9 +5,10 @@
 
 use brain_mcp_proto::client::{Era, Outgoing};
 use brain_mcp_proto::headers::MCP_SESSION_ID;
+use brain_mcp_transport::Secrets;
 use tracing::Span;
 
-use crate::client::Target;
+use crate::target::Target;
 
 /// Metric: handshake-era sessions opened.
 pub const SESSIONS_OPENED: &str = "brain_mcp_sessions_opened_total";
@@ -21,9 +22,9 @@ pub const MCP_TARGET: &str = "brain::mcp";
 const SHOWN_ID: usize = 8;
 
 /// The first characters of a session id (the server chose it), enough to tell sessions
-/// apart in a log; one that holds a secret of `target` is shown redacted, never cut.
-pub(crate) fn short(target: &Target, id: &str) -> String {
-    target.secrets.short_id(id, SHOWN_ID)
+/// apart in a log; one that holds one of `secrets` is shown redacted, never cut.
+pub(crate) fn short(secrets: &Secrets, id: &str) -> String {
+    secrets.short_id(id, SHOWN_ID)
 }
 
 /// The span of one message sent: its JSON-RPC method (`DELETE` for the end of a session,
@@ -38,7 +39,7 @@ pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
         .headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
-        .map(|h| short(target, &h.value));
+        .map(|h| short(&target.secrets, &h.value));
     tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp_session = session)
 }
 
@@ -48,20 +49,20 @@ pub(crate) fn delete_span(target: &Target, session: Option<&str>) -> Span {
         target: MCP_TARGET,
         "mcp_exchange",
         method = "end session",
-        mcp_session = session.map(|id| short(target, id))
+        mcp_session = session.map(|id| short(&target.secrets, id))
     )
 }
 
-/// Notes the era of `target`'s server on the current call span and in an event.
-pub(crate) fn era(target: &Target, era: Era, source: &'static str) {
+/// Notes the era of the server at `origin` on the current call span and in an event.
+pub(crate) fn era(origin: &str, era: Era, source: &'static str) {
     let era = era.describe();
     Span::current().record("era", era);
-    tracing::debug!(target: MCP_TARGET, server = %target.origin(), era, source, "era");
+    tracing::debug!(target: MCP_TARGET, server = %origin, era, source, "era");
 }
 
 /// Notes a session the server opened.
-pub(crate) fn session_opened(target: &Target, id: &str) {
-    let id = short(target, id);
+pub(crate) fn session_opened(secrets: &Secrets, id: &str) {
+    let id = short(secrets, id);
     Span::current().record("mcp_session", id.as_str());
     metrics::counter!(SESSIONS_OPENED).increment(1);
     tracing::debug!(target: MCP_TARGET, mcp_session = id, "session opened");
@@ -71,7 +72,7 @@ pub(crate) fn session_opened(target: &Target, id: &str) {
 pub(crate) fn session_ended(target: &Target, id: Option<&str>, closed: bool, status: Option<u16>) {
     let result = if closed { "closed" } else { "failed" };
     metrics::counter!(SESSIONS_ENDED, "result" => result).increment(1);
-    let id = id.map(|id| short(target, id));
+    let id = id.map(|id| short(&target.secrets, id));
     if closed {
         tracing::debug!(target: MCP_TARGET, mcp_session = id, status, "session closed");
     } else {
@@ -85,10 +86,10 @@ pub(crate) fn cancel_sent() {
 }
 
 /// Notes on the current call span what the call reached: the remote tool and server.
-pub(crate) fn call_target(target: &Target, tool: &str) {
+pub(crate) fn call_target(origin: &str, tool: &str) {
     let span = Span::current();
     span.record("remote_tool", tool);
-    span.record("server", target.origin());
+    span.record("server", origin);
 }
 
 /// Notes on the current call span how many exchanges the call made and the bytes of the

@@ -1,48 +1,34 @@
-//! Keeping the bearer token out of everything a call or a discovery hands back.
+//! Keeping every secret out of what a call hands back.
 //!
-//! The transport already removes it from its own errors. This covers what the binding
-//! builds from the server's words: failure messages, progress messages and the result
-//! itself (text, structured content, even object keys), since a server may reflect the
+//! The transport already removes secrets from its own errors, and the driver's failures
+//! are made safe where they are written. This covers the result itself (text, structured
+//! content, even object keys, an image's media type), since a server may reflect the
 //! `Authorization` header anywhere and the model must never see the key.
 
-use brain_tools_core::{ContentBlock, ToolFailure, ToolOutput};
-use serde_json::Value;
-
-use crate::client::Target;
-
-/// `failure` with the token removed from its message.
-pub(crate) fn failure(target: &Target, mut failure: ToolFailure) -> ToolFailure {
-    if let std::borrow::Cow::Owned(clean) = target.redact(&failure.message) {
-        failure.message = clean;
-    }
-    failure
-}
+use brain_mcp_transport::Secrets;
+use brain_tools_core::{ContentBlock, ToolOutput};
 
 /// `output` with every secret removed from every string in it.
-pub(crate) fn output(target: &Target, mut output: ToolOutput) -> ToolOutput {
-    if target.secrets.is_empty() {
+pub(crate) fn output(secrets: &Secrets, mut output: ToolOutput) -> ToolOutput {
+    if secrets.is_empty() {
         return output;
     }
     for block in &mut output.content {
         match block {
-            ContentBlock::Text { text } => scrub(target, text),
-            ContentBlock::Image { mime_type, .. } => scrub(target, mime_type),
+            ContentBlock::Text { text } => scrub(secrets, text),
+            ContentBlock::Image { mime_type, .. } => scrub(secrets, mime_type),
             _ => {}
         }
     }
     if let Some(value) = &mut output.structured_content {
-        value_in_place(target, value);
+        secrets.redact_value(value);
     }
     output
 }
 
-/// Removes every secret from every string and key of `value`.
-pub(crate) fn value_in_place(target: &Target, value: &mut Value) {
-    target.secrets.redact_value(value);
-}
-
-fn scrub(target: &Target, text: &mut String) {
-    if let std::borrow::Cow::Owned(clean) = target.redact(text) {
+/// Removes every secret from `text`.
+pub(crate) fn scrub(secrets: &Secrets, text: &mut String) {
+    if let std::borrow::Cow::Owned(clean) = secrets.redact(text) {
         *text = clean;
     }
 }
@@ -50,15 +36,13 @@ fn scrub(target: &Target, text: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use brain_mcp_transport::BearerToken;
     use serde_json::json;
 
     #[test]
     fn every_string_and_key_is_scrubbed() {
-        let target =
-            Target::new("http://h/mcp", Some(BearerToken::new("tok-123456"))).expect("url");
+        let secrets = Secrets::new(["tok-123456"]);
         let out = output(
-            &target,
+            &secrets,
             ToolOutput::new(
                 vec![
                     ContentBlock::text("auth was Bearer tok-123456"),

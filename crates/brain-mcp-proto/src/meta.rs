@@ -19,6 +19,66 @@ pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// Brain's own key naming the scope of a call; not a reserved key.
 pub const BRAIN_SCOPE: &str = "brain.dev/scope";
+/// W3C trace context: the `traceparent` of the call (MCP reserves the key).
+pub const TRACEPARENT: &str = "traceparent";
+/// W3C trace context: the `tracestate` of the call (MCP reserves the key).
+pub const TRACESTATE: &str = "tracestate";
+
+/// Who a Brain call belongs to, and the trace it is part of: the `_meta` keys Brain adds
+/// to every `tools/call`.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct CallScope<'a> {
+    /// The tenant calling.
+    pub tenant_id: &'a str,
+    /// The calling session.
+    pub session_id: &'a str,
+    /// The call.
+    pub call_id: &'a str,
+    /// The W3C `traceparent` and `tracestate`, checked by the caller.
+    pub trace: Option<(&'a str, Option<&'a str>)>,
+}
+
+impl<'a> CallScope<'a> {
+    /// The scope of call `call_id` of `session_id` for `tenant_id`, with no trace.
+    pub fn new(tenant_id: &'a str, session_id: &'a str, call_id: &'a str) -> Self {
+        Self {
+            tenant_id,
+            session_id,
+            call_id,
+            trace: None,
+        }
+    }
+
+    /// The keys and values, each written as JSON once, for
+    /// [`CallRequest::raw_meta`](crate::client::CallRequest::raw_meta):
+    /// [`BRAIN_SCOPE`] with the three ids, then [`TRACEPARENT`] and [`TRACESTATE`].
+    pub fn to_meta(&self) -> Vec<(&'static str, Box<serde_json::value::RawValue>)> {
+        #[derive(serde::Serialize)]
+        struct Ids<'a> {
+            tenant_id: &'a str,
+            session_id: &'a str,
+            call_id: &'a str,
+        }
+        let ids = Ids {
+            tenant_id: self.tenant_id,
+            session_id: self.session_id,
+            call_id: self.call_id,
+        };
+        let mut meta = Vec::with_capacity(3);
+        // Strings only: writing them as JSON cannot fail.
+        meta.extend(raw(&ids).map(|r| (BRAIN_SCOPE, r)));
+        if let Some((parent, state)) = self.trace {
+            meta.extend(raw(parent).map(|r| (TRACEPARENT, r)));
+            meta.extend(state.and_then(raw).map(|r| (TRACESTATE, r)));
+        }
+        meta
+    }
+}
+
+fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Option<Box<serde_json::value::RawValue>> {
+    serde_json::value::to_raw_value(value).ok()
+}
 
 /// Builds the `_meta` of a 2026-07-28 request: version and capabilities
 /// (required), client info, optional progress token and log level, and any
@@ -96,6 +156,31 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_call_scope_writes_the_ids_then_the_reserved_trace_keys() {
+        let mut scope = CallScope::new("acme", "s\"1", "c-1");
+        let keys = |scope: &CallScope<'_>| -> Vec<(String, Value)> {
+            scope
+                .to_meta()
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), serde_json::from_str(v.get()).unwrap()))
+                .collect()
+        };
+        assert_eq!(
+            keys(&scope),
+            [(
+                "brain.dev/scope".to_owned(),
+                json!({"tenant_id": "acme", "session_id": "s\"1", "call_id": "c-1"})
+            )]
+        );
+        scope.trace = Some(("00-aa-bb-01", Some("k=v")));
+        let written = keys(&scope);
+        assert_eq!(written[1], ("traceparent".to_owned(), json!("00-aa-bb-01")));
+        assert_eq!(written[2], ("tracestate".to_owned(), json!("k=v")));
+        scope.trace = Some(("00-aa-bb-01", None));
+        assert_eq!(keys(&scope).len(), 2);
+    }
 
     #[test]
     fn builds_required_and_optional_keys() {

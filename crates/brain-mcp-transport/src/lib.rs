@@ -11,7 +11,7 @@
 //! The HTTP side is [`HttpClient`]: one hyper-util pool with rustls (ring), HTTP/1.1
 //! and h2 chosen by ALPN, plain `http` for local servers. [`HttpClient::post`] returns
 //! [`PostReply::Accepted`] or a [`ReplyStream`] whose [`ReplyStream::next`] yields
-//! [`Inbound`] messages in order, ending at our response. HTTP proxies come from the
+//! [`Received`] messages, each decoded once, in order, ending at our response. HTTP proxies come from the
 //! environment (curl's variables, loopback exempt) or [`ProxyConfig`]: `https` through a
 //! `CONNECT` tunnel, `http` forwarded. The SSE decoder is public as
 //! [`sse`]; the stdio child process transport is [`stdio`].
@@ -80,4 +80,4 @@ pub use media::ContentType;
 pub use post::{PostReply, PostRequest};
 pub use proxy::ProxyConfig;
 pub use rpc::{ErrorCode, RequestId};
-pub use stream::{Inbound, ReplyStream};
+pub use stream::{Received, ReplyStream};

@@ -97,6 +97,18 @@ impl HttpClient {
             .map_err(|e| e.finished(&secrets))
     }
 
+    /// POSTs one request and returns the stream of its replies: [`Self::post`] for a
+    /// message that expects a response (a request never gets `Accepted`: a `202` to it is
+    /// an error).
+    pub async fn request(&self, req: PostRequest) -> Result<ReplyStream, TransportError> {
+        match self.post(req).await? {
+            PostReply::Stream(stream) => Ok(stream),
+            PostReply::Accepted => Err(unexpected(
+                "the server accepted a request without answering it".into(),
+            )),
+        }
+    }
+
     /// Every secret an exchange must keep out of its errors and logs: the caller's, the
     /// bearer token and the client's proxy credentials.
     pub(crate) fn secrets_of(&self, secrets: &Secrets, bearer: Option<&BearerToken>) -> Secrets {

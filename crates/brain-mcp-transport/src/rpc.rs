@@ -6,7 +6,7 @@
 
 use brain_mcp_proto::client::RpcError;
 pub use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
-use brain_mcp_proto::jsonrpc::{Incoming, Message, decode, decode_raw};
+use brain_mcp_proto::jsonrpc::{Inbound, Incoming, Message, decode, decode_raw};
 use brain_mcp_proto::text::repair_lone_surrogates;
 use serde_json::value::RawValue;
 
@@ -22,18 +22,32 @@ pub(crate) enum Role {
     FromServer,
 }
 
-/// Splits a reply body or SSE data into messages, each with its text and role.
+/// One message of a reply: decoded once, with its size in bytes and its role.
+pub(crate) struct Piece {
+    pub(crate) message: Inbound,
+    pub(crate) bytes: usize,
+    pub(crate) role: Role,
+}
+
+/// Decodes a reply body or SSE data into messages, once: each becomes an owned
+/// [`Inbound`] the client core reads without decoding the envelope again.
 ///
 /// A batch array (allowed from 2025-03-26 servers) becomes its elements in order.
 /// Lone UTF-16 surrogate escapes are repaired first (they become U+FFFD), so one cut
 /// emoji does not make a whole message unreadable further up.
-/// The text is taken by value: a single message (the usual reply) keeps it, uncopied.
-pub(crate) fn split(text: String, ours: &RequestId) -> Result<Vec<(String, Role)>, String> {
-    let text = match repair_lone_surrogates(&text) {
-        Some(repaired) => repaired,
-        None => text,
-    };
+pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<Piece>, String> {
+    let repaired = repair_lone_surrogates(text);
+    let text = repaired.as_deref().unwrap_or(text);
     let trimmed = text.trim_start_matches([' ', '\t', '\r', '\n']);
+    let piece = |message: &Message<'_>, bytes: usize| {
+        let message = Inbound::from_message(message);
+        let role = role(&message, ours);
+        Piece {
+            message,
+            bytes,
+            role,
+        }
+    };
     if trimmed.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
         if items.is_empty() {
@@ -43,24 +57,24 @@ pub(crate) fn split(text: String, ours: &RequestId) -> Result<Vec<(String, Role)
             .into_iter()
             .map(|raw| {
                 let message = decode_raw(raw).map_err(|e| e.to_string())?;
-                Ok((raw.get().to_owned(), role(&message, ours)))
+                Ok(piece(&message, raw.get().len()))
             })
             .collect()
     } else {
-        let role = match decode(text.as_bytes()).map_err(|e| e.to_string())? {
-            Incoming::Single(m) => role(&m, ours),
-            Incoming::Batch(_) => return Err("an unexpected batch".to_owned()),
-        };
-        Ok(vec![(text, role)])
+        match decode(text.as_bytes()).map_err(|e| e.to_string())? {
+            Incoming::Single(m) => Ok(vec![piece(&m, text.len())]),
+            Incoming::Batch(_) => Err("an unexpected batch".to_owned()),
+        }
     }
 }
 
-fn role(message: &Message<'_>, ours: &RequestId) -> Role {
-    match message {
-        Message::Request(_) | Message::Notification(_) => Role::FromServer,
-        Message::Response(r) if &r.id == ours => Role::OurResponse,
-        Message::Error(e) if e.id.is_none() || e.id.as_ref() == Some(ours) => Role::OurResponse,
-        Message::Response(_) | Message::Error(_) => Role::OtherResponse,
+fn role(message: &Inbound, ours: &RequestId) -> Role {
+    if message.answers(ours) {
+        Role::OurResponse
+    } else if message.method().is_some() {
+        Role::FromServer
+    } else {
+        Role::OtherResponse
     }
 }
 

@@ -12,6 +12,7 @@ use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use brain_mcp_proto::client::Header;
+use brain_mcp_proto::jsonrpc::Inbound;
 use brain_mcp_proto::text::Secrets;
 
 use crate::headers::{self, BearerToken, LAST_EVENT_ID};
@@ -22,17 +23,32 @@ use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
 use crate::sse::{SseDecoder, SseError, SseEvent};
 
-/// One JSON-RPC message the server sent for our POST.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One JSON-RPC message the server sent for our POST, decoded once.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct Inbound {
-    /// The message text: exactly one JSON-RPC message, to decode with `brain-mcp-proto`.
-    pub text: String,
+pub struct Received {
+    /// The message, decoded (the client core reads it without decoding it again).
+    pub message: Inbound,
     /// This is the response to our request; the stream ends after it. An error
     /// response without an id also counts (the server could not read our request).
     pub is_final_response: bool,
     /// The SSE event id this message arrived with, if any.
     pub event_id: Option<String>,
+    /// The size of the message's text, in bytes.
+    pub bytes: usize,
+}
+
+impl Received {
+    /// A message received some other way than over HTTP (a line of a child process's
+    /// output), for drivers that handle both alike.
+    pub fn new(message: Inbound, is_final_response: bool, bytes: usize) -> Self {
+        Self {
+            message,
+            is_final_response,
+            event_id: None,
+            bytes,
+        }
+    }
 }
 
 /// What a stream needs to resume with `GET` + `Last-Event-ID`, when the caller allows it.
@@ -74,7 +90,7 @@ struct State {
     wire: Budget,
     client: HttpClient,
     sse: SseDecoder,
-    queue: VecDeque<Inbound>,
+    queue: VecDeque<Received>,
     resume: Option<Resume>,
     events: Vec<SseEvent>,
     /// The exchange's event, written when our response is read (or the stream fails or
@@ -132,16 +148,15 @@ impl ReplyStream {
     ///
     /// Dropping the future or the stream abandons the exchange and closes its
     /// connection; a message already decoded but not yet returned is lost with it.
-    pub async fn next(&mut self) -> Option<Result<Inbound, TransportError>> {
+    pub async fn next(&mut self) -> Option<Result<Received, TransportError>> {
         self.inner.next().await
     }
 }
 
 impl State {
-    async fn next(&mut self) -> Option<Result<Inbound, TransportError>> {
+    async fn next(&mut self) -> Option<Result<Received, TransportError>> {
         loop {
             if let Some(item) = self.queue.pop_front() {
-                self.log.body("received", item.text.as_bytes());
                 if item.is_final_response {
                     self.queue.clear();
                     self.finish().await;
@@ -187,19 +202,21 @@ impl State {
         self.body = None;
         self.busy = None;
         let text = utf8(&self.at, bytes)?;
-        let messages = rpc::split(text, &self.id)
+        self.log.body("received", text.as_bytes());
+        let messages = rpc::split(&text, &self.id)
             .map_err(|e| unexpected(format!("{}: the JSON reply is not JSON-RPC: {e}", self.at)))?;
-        let Some(last) = messages.iter().position(|(_, r)| *r == Role::OurResponse) else {
+        let Some(last) = messages.iter().position(|p| p.role == Role::OurResponse) else {
             return Err(unexpected(format!(
                 "{}: the JSON reply is not the response to request {}",
                 self.at, self.id
             )));
         };
-        for (i, (text, _)) in messages.into_iter().take(last + 1).enumerate() {
-            self.queue.push_back(Inbound {
-                text,
+        for (i, piece) in messages.into_iter().take(last + 1).enumerate() {
+            self.queue.push_back(Received {
+                message: piece.message,
                 is_final_response: i == last,
                 event_id: None,
+                bytes: piece.bytes,
             });
         }
         Ok(())
@@ -227,19 +244,21 @@ impl State {
         result
     }
 
-    fn push_event(&mut self, mut ev: SseEvent) -> Result<(), TransportError> {
+    fn push_event(&mut self, ev: SseEvent) -> Result<(), TransportError> {
         // Priming events (an id, no data) only move the resume point.
         if ev.data.trim().is_empty() {
             return Ok(());
         }
-        let messages = rpc::split(std::mem::take(&mut ev.data), &self.id)
+        self.log.body("received", ev.data.as_bytes());
+        let messages = rpc::split(&ev.data, &self.id)
             .map_err(|e| unexpected(format!("{}: an SSE event is not JSON-RPC: {e}", self.at)))?;
-        for (text, role) in messages {
+        for piece in messages {
+            let role = piece.role;
             if role == Role::OurResponse {
-                self.budget.take(text.len())?;
+                self.budget.take(piece.bytes)?;
             } else {
                 let limit = self.client.config().message_limit;
-                if text.len() > limit {
+                if piece.bytes > limit {
                     return Err(TransportError::new(
                         ErrorKind::BodyTooLarge { limit },
                         Delivery::MaybeSent,
@@ -251,10 +270,11 @@ impl State {
                     ));
                 }
             }
-            self.queue.push_back(Inbound {
-                text,
+            self.queue.push_back(Received {
+                message: piece.message,
                 is_final_response: role == Role::OurResponse,
                 event_id: ev.id.clone(),
+                bytes: piece.bytes,
             });
             if role == Role::OurResponse {
                 break;

@@ -7,61 +7,65 @@ use brain_tools_core::HostConfig;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{DiscoverError, DiscoveredBinding};
-use crate::client::Target;
-use crate::redact;
+use brain_mcp_transport::Delivery;
+
+use super::{DiscoverError, DiscoverErrorKind, DiscoveredBinding};
+use brain_mcp_transport::Secrets;
 
 /// The bindings as printed: a pretty JSON array.
 pub(crate) fn render(bindings: &[DiscoveredBinding]) -> Result<String, DiscoverError> {
-    serde_json::to_string_pretty(bindings)
-        .map_err(|e| DiscoverError::Server(format!("could not print the bindings: {e}")))
+    serde_json::to_string_pretty(bindings).map_err(|e| {
+        DiscoverError::new(
+            DiscoverErrorKind::Server,
+            Delivery::Answered,
+            format!("could not print the bindings: {e}"),
+        )
+    })
 }
 
 /// Removes the token from everything the server wrote into `binding`: the description
 /// and both schemas (a schema is re-written only if it held the token).
-pub(crate) fn scrub(target: &Target, binding: &mut DiscoveredBinding) {
-    if target.secrets.is_empty() {
+pub(crate) fn scrub(secrets: &Secrets, binding: &mut DiscoveredBinding) {
+    if secrets.is_empty() {
         return;
     }
-    if let std::borrow::Cow::Owned(clean) = target.redact(&binding.description) {
+    if let std::borrow::Cow::Owned(clean) = secrets.redact(&binding.description) {
         binding.description = clean;
     }
-    scrub_raw(target, &mut binding.input_schema);
+    scrub_raw(secrets, &mut binding.input_schema);
     if let Some(schema) = &mut binding.output_schema {
-        scrub_raw(target, schema);
+        scrub_raw(secrets, schema);
     }
 }
 
 /// Removes the token from everything the server wrote into a listed `tool` that a caller
 /// may show: its name, title and description, and both schemas (re-written only if they
 /// held it).
-pub(crate) fn scrub_tool(target: &Target, tool: &mut Tool) {
-    if target.secrets.is_empty() {
+pub(crate) fn scrub_tool(secrets: &Secrets, tool: &mut Tool) {
+    if secrets.is_empty() {
         return;
     }
     let text = |s: &mut String| {
-        if let std::borrow::Cow::Owned(clean) = target.redact(s) {
+        if let std::borrow::Cow::Owned(clean) = secrets.redact(s) {
             *s = clean;
         }
     };
     text(&mut tool.name);
     tool.title.as_mut().map(text);
     tool.description.as_mut().map(text);
-    scrub_raw(target, &mut tool.input_schema);
+    scrub_raw(secrets, &mut tool.input_schema);
     if let Some(schema) = &mut tool.output_schema {
-        scrub_raw(target, schema);
+        scrub_raw(secrets, schema);
     }
 }
 
-fn scrub_raw(target: &Target, raw: &mut Box<RawValue>) {
+fn scrub_raw(secrets: &Secrets, raw: &mut Box<RawValue>) {
     // Escapes (`\u0041`) could hide the token from a search of the text: look at the
     // decoded strings instead, and re-write the schema only when one of them changes.
     let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
         return;
     };
-    let before = value.clone();
-    redact::value_in_place(target, &mut value);
-    if value != before
+    if secrets.redact_value(&mut value)
         && let Ok(clean) = serde_json::value::to_raw_value(&value)
     {
         *raw = clean;
@@ -71,7 +75,7 @@ fn scrub_raw(target: &Target, raw: &mut Box<RawValue>) {
 /// Loads `{"tools": <rendered>}` exactly as a host would; every binding that would make
 /// the config fail is named with its reasons.
 pub(crate) fn check_loads(
-    target: &Target,
+    secrets: &Secrets,
     bindings: &[DiscoveredBinding],
     rendered: &str,
 ) -> Result<(), DiscoverError> {
@@ -90,7 +94,7 @@ pub(crate) fn check_loads(
             tools.push(b.mcp_tool.clone());
         }
         if lines.len() < MAX_PROBLEMS_SHOWN {
-            let safe = |text: &str| crate::failure::safe(target, text, NAME_LIMIT);
+            let safe = |text: &str| crate::driver::safe(secrets, text, NAME_LIMIT);
             let tool =
                 binding.map_or_else(|| "?".to_owned(), |b| format!("{:?}", safe(&b.mcp_tool)));
             // The path is made of the server's keys: as untrusted as the reason.
@@ -113,8 +117,12 @@ pub(crate) fn check_loads(
         lines.join("; ")
     );
     // Redacted whole, so a token spelled across keys of a path is caught too.
-    let message = crate::failure::safe(target, &message, MESSAGE_LIMIT);
-    Err(DiscoverError::Unloadable { tools, message })
+    let message = crate::driver::safe(secrets, &message, MESSAGE_LIMIT);
+    Err(DiscoverError::naming(
+        DiscoverErrorKind::Unloadable,
+        tools,
+        message,
+    ))
 }
 
 /// Problems named in the message; the rest are counted.

@@ -1,14 +1,10 @@
 //! Reading every page of `tools/list` and keeping only what was asked for.
 
-use brain_mcp_proto::client::{CallError, Era, Framing, listing};
-use brain_mcp_proto::headers::param_headers;
+use brain_mcp_proto::client::{Framing, listing};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
 
-use super::{DiscoverError, MAX_PAGES, describe};
-use crate::client::{McpClient, Target};
 use crate::text::MAX_HINT_NAME;
-use crate::{exchange, failure};
 
 /// Names kept for "did you mean" hints; a longer list is not searched further.
 const MAX_NAMES_KEPT: usize = 10_000;
@@ -71,23 +67,19 @@ impl Collected {
         }
     }
 
-    /// Takes in one page: checks header annotations (2026 era) and keeps wanted tools.
-    pub(super) fn add_page(&mut self, era: Era, tools: Vec<Tool>) {
+    /// Takes in one page listed in `framing`: tools the core says may not be offered
+    /// (an invalid `x-mcp-header` annotation in the 2026 era) are counted, wanted tools
+    /// are kept.
+    pub(super) fn add_page(&mut self, framing: &Framing, tools: Vec<Tool>) {
         for tool in tools {
             self.total += 1;
-            if let Era::Stateless(_) = era {
-                let invalid = tool
-                    .input_schema_value()
-                    .ok()
-                    .and_then(|schema| param_headers(&schema).err());
-                if let Some(problem) = invalid {
-                    self.hidden_total += 1;
-                    if self.hidden.len() < MAX_HIDDEN_REPORTED && tool.name.len() <= MAX_HINT_NAME {
-                        let problem = cut(&problem.to_string(), FRAGMENT_LIMIT).into_owned();
-                        self.hidden.push((tool.name, problem));
-                    }
-                    continue;
+            if let Err(problem) = listing::offered(framing, &tool) {
+                self.hidden_total += 1;
+                if self.hidden.len() < MAX_HIDDEN_REPORTED && tool.name.len() <= MAX_HINT_NAME {
+                    let problem = cut(&problem, FRAGMENT_LIMIT).into_owned();
+                    self.hidden.push((tool.name, problem));
                 }
+                continue;
             }
             if self.names.len() < MAX_NAMES_KEPT && tool.name.len() <= MAX_HINT_NAME {
                 self.names.push(tool.name.clone());
@@ -147,46 +139,4 @@ impl Collected {
 /// About how many bytes a tool holds: the length of its JSON (icons and metadata count).
 fn size_of(tool: &Tool) -> usize {
     serde_json::to_vec(tool).map_or(usize::MAX, |json| json.len())
-}
-
-/// Reads every page of the tool list into `collected`, at most [`MAX_PAGES`].
-pub(super) async fn read_all(
-    client: &McpClient,
-    target: &Target,
-    framing: &Framing,
-    collected: &mut Collected,
-) -> Result<(), DiscoverError> {
-    let era = framing.era();
-    let mut cursor = None;
-    for page_number in 1..=MAX_PAGES {
-        let out = listing::request(framing, client.next_id(), cursor.take(), client.identity());
-        let step = format!("tools/list (page {page_number})");
-        let (raw, _) = exchange::request(client, target, framing, out)
-            .await
-            .map_err(|(e, decided)| {
-                // A 2026 request refused for its version or headers (in a 2xx body or
-                // with an error status alike) means the cached era is stale: forget it.
-                if let Some(CallError::Rpc {
-                    forget_era: true, ..
-                }) = decided
-                {
-                    client.eras().forget(&target.key);
-                }
-                describe(target, &step, e)
-            })?;
-        let page = listing::page(&raw).map_err(|e| {
-            DiscoverError::Server(format!(
-                "{step}: {}",
-                failure::safe(target, &e.to_string(), FRAGMENT_LIMIT)
-            ))
-        })?;
-        collected.add_page(era, page.tools);
-        match page.next_cursor {
-            Some(next) if !next.is_empty() => cursor = Some(next),
-            _ => return Ok(()),
-        }
-    }
-    Err(DiscoverError::Server(format!(
-        "the server kept paginating tools/list past {MAX_PAGES} pages; giving up"
-    )))
 }

@@ -9,16 +9,17 @@ use brain_mcp_transport::MESSAGE_LIMIT;
 
 use super::pages::Collected;
 use super::{
-    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_SECONDS, DiscoverError, Discovered,
-    DiscoveredBinding, Request, output,
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_SECONDS, DiscoverError, DiscoverErrorKind,
+    Discovered, DiscoveredBinding, Request, output,
 };
-use crate::client::Target;
-use crate::{failure, text};
+use crate::driver::safe;
+use crate::text;
+use brain_mcp_transport::Secrets;
 
 /// Builds the bindings of the named tools, in order, or names every missing one; the
 /// search for "did you mean" hints stops at `until`.
 pub(super) fn select(
-    target: &Target,
+    secrets: &Secrets,
     request: &Request,
     era: Era,
     collected: Collected,
@@ -55,10 +56,11 @@ pub(super) fn select(
             ""
         };
         let message = format!("the server has no tool named {}{empty}", lines.join(", "));
-        return Err(DiscoverError::Missing {
-            names: missing.iter().map(|m| (*m).to_owned()).collect(),
-            message: target.redact(&message).into_owned(),
-        });
+        return Err(DiscoverError::naming(
+            DiscoverErrorKind::Missing,
+            missing.iter().map(|m| (*m).to_owned()).collect(),
+            secrets.redact(&message).into_owned(),
+        ));
     }
     let mut bindings: Vec<DiscoveredBinding> = Vec::with_capacity(request.tools.len());
     for tool in collected.found.iter().flatten() {
@@ -71,14 +73,14 @@ pub(super) fn select(
             ));
             binding.name = name;
         }
-        output::scrub(target, &mut binding);
+        output::scrub(secrets, &mut binding);
         bindings.push(binding);
     }
     let json = output::render(&bindings)?;
-    output::check_loads(target, &bindings, &json)?;
+    output::check_loads(secrets, &bindings, &json)?;
     let warnings = warnings
         .iter()
-        .map(|w| failure::safe(target, w, MESSAGE_LIMIT))
+        .map(|w| safe(secrets, w, MESSAGE_LIMIT))
         .collect();
     Ok(Discovered {
         bindings,

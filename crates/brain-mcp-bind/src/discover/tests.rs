@@ -1,5 +1,7 @@
 //! Unit tests of discovery's checks and selection.
 
+use brain_mcp_proto::client::Framing;
+
 use super::pages::{Collected, Wanted};
 use super::select::{binding_of, model_name, select, unique_name};
 use super::*;
@@ -71,14 +73,14 @@ fn tool(name: &str, schema: &str) -> Tool {
 
 fn listed(request: &Request, era: Era, tools: Vec<Tool>) -> Collected {
     let mut collected = Collected::new(Wanted::Named(request.tools.clone()));
-    collected.add_page(era, tools);
+    collected.add_page(&Framing::for_era(era), tools);
     collected
 }
 
 fn pick(names: &[&str], era: Era, tools: Vec<Tool>) -> Result<Discovered, DiscoverError> {
     let request = request(names);
     select(
-        &target(),
+        &secrets(),
         &request,
         era,
         listed(&request, era, tools),
@@ -107,7 +109,8 @@ fn selects_in_order_and_names_missing_tools() {
         err.to_string(),
         "the server has no tool named \"ecko\" (did you mean \"echo\"?), \"zzz\""
     );
-    assert!(matches!(&err, DiscoverError::Missing { names, .. } if names == &["ecko", "zzz"]));
+    assert_eq!(err.kind(), DiscoverErrorKind::Missing);
+    assert_eq!(err.names(), ["ecko", "zzz"]);
     let err = pick(&["echo"], Era::Handshake, Vec::new()).expect_err("empty server");
     assert_eq!(
         err.to_string(),
@@ -120,12 +123,13 @@ fn pages_add_up() {
     let request = request(&["b", "a"]);
     let mut collected = Collected::new(Wanted::Named(request.tools.clone()));
     let object = r#"{"type":"object"}"#;
-    collected.add_page(Era::Handshake, vec![tool("a", object)]);
-    collected.add_page(Era::Handshake, vec![tool("x", object), tool("b", object)]);
+    let session = Framing::before_session();
+    collected.add_page(&session, vec![tool("a", object)]);
+    collected.add_page(&session, vec![tool("x", object), tool("b", object)]);
     assert_eq!(collected.total, 3);
     assert_eq!(collected.names, ["a", "x", "b"]);
     let found =
-        select(&target(), &request, Era::Handshake, collected, later()).expect("both found");
+        select(&secrets(), &request, Era::Handshake, collected, later()).expect("both found");
     let names: Vec<&str> = found.bindings.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["b", "a"]);
 }
@@ -152,8 +156,8 @@ fn invalid_param_headers_hide_tools_in_the_stateless_era_only() {
     assert!(ok.warnings.is_empty());
 }
 
-fn target() -> Target {
-    Target::new("http://127.0.0.1:9/mcp", None).expect("a valid URL")
+fn secrets() -> brain_mcp_transport::Secrets {
+    brain_mcp_transport::Secrets::none()
 }
 
 #[test]
@@ -172,7 +176,7 @@ fn bindings_that_would_not_load_fail_discovery_naming_each_tool() {
     )
     .expect_err("two do not load");
     assert!(
-        matches!(&err, DiscoverError::Unloadable { tools, .. } if tools == &["no_type", "remote"]),
+        err.kind() == DiscoverErrorKind::Unloadable && err.names() == ["no_type", "remote"],
         "{err:?}"
     );
     let err = err.to_string();

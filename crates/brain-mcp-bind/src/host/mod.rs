@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use brain_mcp_transport::{BearerToken, BuildError, ClientConfig};
+use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, Delivery};
 use brain_tools_core::{
     Binding, ErrorKind, ExecContext, HostConfig, Secret, ToolCall, ToolExecutor, ToolFailure,
     ToolOutput, ToolResultEvent, run_call,
@@ -71,8 +71,10 @@ pub use managed::{
     DEFAULT_DISCOVERY_TIMEOUT, DEFAULT_POOL_SIZE, DEFAULT_STDERR_LIMIT, ManagedServer, ToolSpec,
 };
 
-use crate::client::Target;
+use crate::discover::DiscoverError;
+use crate::server::Server;
 use crate::stdio::StdioServer;
+use crate::target::Target;
 use crate::{McpClient, McpExecutor, Responder, discover};
 use managed::Kind;
 
@@ -88,27 +90,72 @@ pub struct ModelTool {
     pub input_schema: Value,
 }
 
-/// Why a host could not be built or a server added.
+/// Why a host could not be built or a server added: the kind of failure, whether a
+/// request may have reached the server, and a message (never a secret). `Display` is
+/// the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostError {
+    kind: HostErrorKind,
+    delivery: Delivery,
+    message: String,
+}
+
+/// What kind of failure a [`HostError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum HostError {
+pub enum HostErrorKind {
     /// The HTTP client could not be built (TLS roots, settings).
-    Client(String),
+    Client,
     /// What the application asked for is unusable (a name taken, a binding that does
     /// not load, no tool named).
-    Invalid(String),
+    Invalid,
     /// Tools named that the server does not offer.
-    Missing(String),
+    Missing,
     /// The server could not be started or its tools read.
-    Server(String),
+    Server,
+}
+
+impl HostError {
+    pub(crate) fn new(kind: HostErrorKind, message: String) -> Self {
+        let delivery = match kind {
+            HostErrorKind::Missing => Delivery::Answered,
+            _ => Delivery::NotSent,
+        };
+        Self {
+            kind,
+            delivery,
+            message,
+        }
+    }
+
+    /// A server whose tools could not be read, named `server`.
+    fn listing(server: &str, e: &DiscoverError) -> Self {
+        Self {
+            kind: HostErrorKind::Server,
+            delivery: e.delivery(),
+            message: format!("server {server:?}: {e}"),
+        }
+    }
+
+    /// What kind of failure it is.
+    pub fn kind(&self) -> HostErrorKind {
+        self.kind
+    }
+
+    /// Whether a request may have reached the server.
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
 }
 
 impl std::fmt::Display for HostError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Client(m) => write!(f, "the HTTP client could not be built: {m}"),
-            Self::Invalid(m) | Self::Missing(m) | Self::Server(m) => f.write_str(m),
-        }
+        f.write_str(&self.message)
     }
 }
 
@@ -173,7 +220,7 @@ enum Via {
     /// An MCP binding over HTTP; `token` given in code replaces `token_env`.
     Http { token: Option<Secret> },
     /// A tool of a managed stdio server.
-    Stdio { server: StdioServer, tool: String },
+    Stdio { server: Server, tool: String },
 }
 
 impl ToolHost {
@@ -248,36 +295,22 @@ impl ToolHost {
     /// the ones its [`ToolSpec`]s name. Returns the names the model sees. Nothing is added
     /// unless every named tool loads; the tools never change after this.
     pub async fn add_server(&self, server: ManagedServer) -> Result<Vec<String>, HostError> {
-        let deadline = Instant::now() + server.discovery_timeout;
-        let mut started = None;
-        let selected = match &server.kind {
+        let invalid = |m: String| HostError::new(HostErrorKind::Invalid, m);
+        let (reached, endpoint, started) = match &server.kind {
             Kind::Http {
                 url,
                 token,
                 headers,
             } => {
-                brain_tools_core::check_headers(headers).map_err(|reason| {
-                    HostError::Invalid(format!("server {:?}: {reason}", server.name))
-                })?;
+                brain_tools_core::check_headers(headers)
+                    .map_err(|reason| invalid(format!("server {:?}: {reason}", server.name)))?;
                 let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
                 let target = Target::new(url, bearer)
-                    .map_err(HostError::Invalid)?
+                    .map_err(invalid)?
                     .with_headers(headers)
                     .with_secrets(self.client().proxy_secrets());
-                let within = deadline.saturating_duration_since(Instant::now());
-                let listed = discover::list_target(self.client(), &target, within)
-                    .await
-                    .map_err(|e| HostError::Server(format!("server {:?}: {e}", server.name)))?;
-                let (era, tools) = (listed.era, listed.tools);
-                select::select(&server.name, era, &tools, &server.tools, Some(url), &target)?
-                    .into_iter()
-                    .map(|s| {
-                        let via = Via::Http {
-                            token: token.clone(),
-                        };
-                        (s.binding, via)
-                    })
-                    .collect::<Vec<_>>()
+                let endpoint = select::Endpoint { url, headers };
+                (Server::http(self.client(), target), Some(endpoint), None)
             }
             Kind::Stdio(config) => {
                 let mut config = config.clone();
@@ -293,34 +326,47 @@ impl ToolHost {
                     self.inner.executor.identity().clone(),
                     server.era,
                 );
-                let listed = stdio.list(deadline).await;
-                let selected = listed
-                    .map_err(|m| HostError::Server(format!("server {:?}: {m}", server.name)))
-                    .and_then(|(era, tools)| {
-                        let target = stdio.target();
-                        select::select(&server.name, era, &tools, &server.tools, None, &target)
-                    });
-                let selected = match selected {
-                    Ok(selected) => selected,
-                    Err(e) => {
-                        // Its background starts must not outlive a server never added.
-                        stdio.abandon();
-                        return Err(e);
-                    }
-                };
-                started = Some(stdio.clone());
-                selected
-                    .into_iter()
-                    .map(|s| {
-                        let via = Via::Stdio {
-                            server: stdio.clone(),
-                            tool: s.remote,
-                        };
-                        (s.binding, via)
-                    })
-                    .collect()
+                (Server::Stdio(stdio.clone()), None, Some(stdio))
             }
         };
+        let identity = self.inner.executor.identity();
+        let listed = discover::list_on(self.client(), &reached, identity, server.discovery_timeout)
+            .await
+            .map_err(|e| HostError::listing(&server.name, &e));
+        let selected = listed.and_then(|listed| {
+            select::select(
+                &server.name,
+                &listed.tools,
+                &server.tools,
+                endpoint,
+                reached.secrets(),
+            )
+        });
+        let selected = match selected {
+            Ok(selected) => selected,
+            Err(e) => {
+                // Its background starts must not outlive a server never added.
+                if let Some(stdio) = &started {
+                    stdio.abandon();
+                }
+                return Err(e);
+            }
+        };
+        let selected: Vec<_> = selected
+            .into_iter()
+            .map(|s| {
+                let via = match &server.kind {
+                    Kind::Http { token, .. } => Via::Http {
+                        token: token.clone(),
+                    },
+                    Kind::Stdio(_) => Via::Stdio {
+                        server: reached.clone(),
+                        tool: s.remote,
+                    },
+                };
+                (s.binding, via)
+            })
+            .collect();
         let mut routes = self
             .inner
             .routes
@@ -333,7 +379,7 @@ impl ToolHost {
             if let Some(stdio) = started {
                 stdio.abandon();
             }
-            return Err(HostError::Invalid(format!(
+            return Err(invalid(format!(
                 "a tool named {:?} is already served",
                 taken.name()
             )));
@@ -477,9 +523,7 @@ impl ToolExecutor for RouteExecutor<'_> {
                 }
                 self.executor.execute(ctx).await
             }
-            Via::Stdio { server, tool } => {
-                crate::stdio::execute(self.executor, server, tool, &ctx).await
-            }
+            Via::Stdio { server, tool } => self.executor.run(server, tool, &ctx).await,
         }
     }
 }
@@ -495,11 +539,14 @@ fn max_line(tools: &[ToolSpec]) -> usize {
         })
         .max()
         .unwrap_or(select::DEFAULT_MAX_OUTPUT_BYTES);
-    crate::call::read_budget(largest).max(crate::exchange::CONTROL_BUDGET)
+    crate::executor::read_budget(largest).max(crate::driver::CONTROL_BUDGET)
 }
 
 fn client_error(e: &BuildError) -> HostError {
-    HostError::Client(e.to_string())
+    HostError::new(
+        HostErrorKind::Client,
+        format!("the HTTP client could not be built: {e}"),
+    )
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

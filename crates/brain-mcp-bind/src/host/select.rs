@@ -1,23 +1,22 @@
 //! Turning a managed server's listing and the application's [`ToolSpec`]s into bindings,
-//! by the rules `mcp-tools` follows: tools with invalid `x-mcp-header` annotations are not
-//! offered in the 2026 era, a missing name is reported with close names, a remote name
-//! becomes a valid binding name, and every binding is loaded by the host config's own
-//! loader (so every config rule holds).
+//! by the rules `mcp-tools` follows: the listing already left out what the core says may
+//! not be offered, a missing name is reported with close names, a remote name becomes a
+//! valid binding name, and every binding is loaded by the host config's own loader (so
+//! every config rule holds).
 
 use std::sync::Arc;
 
-use brain_mcp_proto::client::Era;
-use brain_mcp_proto::headers::param_headers;
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
 use brain_tools_core::{Binding, HostConfig};
 use serde_json::{Map, Value, json};
 
-use super::HostError;
+use brain_mcp_transport::Secrets;
+
 use super::managed::ToolSpec;
-use crate::client::Target;
+use super::{HostError, HostErrorKind};
 use crate::discover::{DEFAULT_TIMEOUT_SECONDS, model_name};
-use crate::{redact, text};
+use crate::text;
 
 /// Default `max_output_bytes`, as `mcp-tools` prints it.
 pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize =
@@ -29,33 +28,31 @@ pub(crate) struct Selected {
     pub(crate) remote: String,
 }
 
-/// The bindings of `specs` from `tools`; `url` is the endpoint of an HTTP server (an
-/// MCP binding), `None` for stdio (a binding the host runs itself). Strings the server
-/// wrote have `target`'s token removed.
+/// Where the bindings of a managed server send their calls: the endpoint and extra
+/// headers of an HTTP server (MCP bindings), or nothing for stdio (bindings the host runs
+/// itself).
+pub(crate) struct Endpoint<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) headers: &'a [(String, String)],
+}
+
+/// The bindings of `specs` from `tools` (the server's listing, as offered); strings the
+/// server wrote have `secrets` removed.
 pub(crate) fn select(
     server: &str,
-    era: Era,
     tools: &[Tool],
     specs: &[ToolSpec],
-    url: Option<&str>,
-    target: &Target,
+    endpoint: Option<Endpoint<'_>>,
+    secrets: &Secrets,
 ) -> Result<Vec<Selected>, HostError> {
+    let invalid = |message: String| HostError::new(HostErrorKind::Invalid, message);
     if specs.is_empty() {
-        return Err(HostError::Invalid(format!(
-            "server {server:?} names no tool to serve"
-        )));
+        return Err(invalid(format!("server {server:?} names no tool to serve")));
     }
-    let offered = |tool: &&Tool| match era {
-        Era::Stateless(_) => tool
-            .input_schema_value()
-            .map(|schema| param_headers(&schema).is_ok())
-            .unwrap_or(false),
-        _ => true,
-    };
     let mut missing = Vec::new();
     let mut specs_json = Vec::new();
     for spec in specs {
-        let Some(tool) = tools.iter().filter(offered).find(|t| t.name == spec.remote) else {
+        let Some(tool) = tools.iter().find(|t| t.name == spec.remote) else {
             let close =
                 text::close_matches(&spec.remote, tools.iter().map(|t| t.name.as_str()), None);
             missing.push(if close.is_empty() {
@@ -73,15 +70,16 @@ pub(crate) fn select(
             });
             continue;
         };
-        specs_json.push(binding_json(tool, spec, url, target));
+        specs_json.push(binding_json(tool, spec, endpoint.as_ref(), secrets));
     }
     if !missing.is_empty() {
         let message = format!("server {server:?} has no tool named {}", missing.join(", "));
-        return Err(HostError::Missing(target.redact(&message).into_owned()));
+        let message = secrets.redact(&message).into_owned();
+        return Err(HostError::new(HostErrorKind::Missing, message));
     }
     let config = HostConfig::from_value(&json!({ "tools": specs_json })).map_err(|errors| {
         let message = format!("the tools of server {server:?} do not load as bindings: {errors}");
-        HostError::Invalid(target.redact(&message).into_owned())
+        invalid(secrets.redact(&message).into_owned())
     })?;
     Ok(config
         .tools()
@@ -94,11 +92,16 @@ pub(crate) fn select(
         .collect())
 }
 
-fn binding_json(tool: &Tool, spec: &ToolSpec, url: Option<&str>, target: &Target) -> Value {
+fn binding_json(
+    tool: &Tool,
+    spec: &ToolSpec,
+    endpoint: Option<&Endpoint<'_>>,
+    secrets: &Secrets,
+) -> Value {
     let mut description = Value::String(tool.description.clone().unwrap_or_default());
     let mut input_schema = tool.input_schema_value().unwrap_or(Value::Null);
-    redact::value_in_place(target, &mut description);
-    redact::value_in_place(target, &mut input_schema);
+    secrets.redact_value(&mut description);
+    secrets.redact_value(&mut input_schema);
     let mut binding = Map::new();
     binding.insert(
         "name".into(),
@@ -106,14 +109,14 @@ fn binding_json(tool: &Tool, spec: &ToolSpec, url: Option<&str>, target: &Target
     );
     binding.insert("description".into(), description);
     binding.insert("input_schema".into(), input_schema);
-    if let Some(url) = url {
-        binding.insert("url".into(), json!(url));
+    if let Some(endpoint) = endpoint {
+        binding.insert("url".into(), json!(endpoint.url));
         binding.insert("mcp_tool".into(), json!(tool.name));
-        if !target.headers.is_empty() {
-            let headers: Map<String, Value> = target
+        if !endpoint.headers.is_empty() {
+            let headers: Map<String, Value> = endpoint
                 .headers
                 .iter()
-                .map(|h| (h.name.to_string(), json!(h.value)))
+                .map(|(name, value)| (name.to_ascii_lowercase(), json!(value)))
                 .collect();
             binding.insert("headers".into(), Value::Object(headers));
         }
@@ -132,7 +135,7 @@ fn binding_json(tool: &Tool, spec: &ToolSpec, url: Option<&str>, target: &Target
         .as_ref()
         .map(|s| serde_json::from_str::<Value>(s.get()))
     {
-        redact::value_in_place(target, &mut schema);
+        secrets.redact_value(&mut schema);
         binding.insert("output_schema".into(), schema);
     }
     Value::Object(binding)
@@ -148,8 +151,15 @@ mod tests {
             .expect("a tool")
     }
 
-    fn target() -> Target {
-        Target::new("http://h/mcp", None).expect("url")
+    fn none() -> Secrets {
+        Secrets::none()
+    }
+
+    fn http() -> Option<Endpoint<'static>> {
+        Some(Endpoint {
+            url: "http://h/mcp",
+            headers: &[],
+        })
     }
 
     #[test]
@@ -168,7 +178,7 @@ mod tests {
                 .timeout(std::time::Duration::from_millis(1500))
                 .max_output_bytes(10),
         ];
-        let got = select("s", Era::Handshake, &tools, &specs, None, &target()).expect("loads");
+        let got = select("s", &tools, &specs, None, &none()).expect("loads");
         assert_eq!(got[0].binding.name(), "get_weather");
         assert_eq!(got[0].remote, "get weather");
         assert!(!got[0].binding.is_mcp(), "a stdio binding has no URL");
@@ -176,52 +186,27 @@ mod tests {
         assert_eq!(got[1].binding.timeout().as_secs(), 2, "rounded up");
         assert_eq!(got[1].binding.max_output_bytes(), 10);
         assert!(got[1].binding.allows_tenant("t2"));
-        let http = select(
-            "s",
-            Era::Handshake,
-            &tools,
-            &specs[..1],
-            Some("http://h/mcp"),
-            &target(),
-        )
-        .expect("loads");
+        let http = select("s", &tools, &specs[..1], http(), &none()).expect("loads");
         assert_eq!(http[0].binding.mcp().map(|m| m.tool()), Some("get weather"));
     }
 
     #[test]
-    fn missing_and_hidden_tools_are_named_with_close_names() {
-        let tools = [
-            tool("echo", json!({"type": "object"})),
-            tool(
-                "bad",
-                json!({"type": "object", "properties": {"r": {"type": "object", "x-mcp-header": "R"}}}),
-            ),
-        ];
-        let err = select(
-            "s",
-            Era::Handshake,
-            &tools,
-            &[ToolSpec::new("ecko", ["t"])],
-            None,
-            &target(),
-        )
-        .err()
-        .expect("missing");
+    fn missing_tools_are_named_with_close_names() {
+        let tools = [tool("echo", json!({"type": "object"}))];
+        let err = select("s", &tools, &[ToolSpec::new("ecko", ["t"])], None, &none())
+            .err()
+            .expect("missing");
+        assert_eq!(err.kind(), HostErrorKind::Missing);
         assert!(
             err.to_string()
                 .contains("\"ecko\" (did you mean \"echo\"?)"),
             "{err}"
         );
-        // In the 2026 era a tool with an invalid header annotation is not offered.
-        let v = brain_mcp_proto::version::ProtocolVersion::V2026_07_28;
-        let spec = [ToolSpec::new("bad", ["t"])];
-        assert!(select("s", Era::Stateless(v), &tools, &spec, None, &target()).is_err());
-        assert!(select("s", Era::Handshake, &tools, &spec, None, &target()).is_ok());
         // The config's rules hold: an invalid name is refused by the loader.
         let spec = [ToolSpec::new("echo", ["t"]).rename("no spaces allowed")];
-        let err = select("s", Era::Handshake, &tools, &spec, None, &target())
+        let err = select("s", &tools, &spec, None, &none())
             .err()
             .expect("invalid");
-        assert!(matches!(err, HostError::Invalid(_)), "{err}");
+        assert_eq!(err.kind(), HostErrorKind::Invalid, "{err}");
     }
 }

@@ -1,14 +1,11 @@
-//! The stdio driver: MCP servers that run as child processes the host manages.
-//!
-//! The client core decides everything here as it does over HTTP (`era`, `handshake`,
-//! [`Call`](brain_mcp_proto::client::Call), `listing`, and the few stdio rules in
-//! `client::stdio`); this module starts children, moves lines, and keeps the children
-//! healthy:
+//! Managed stdio servers: MCP servers that run as child processes the host keeps. The
+//! protocol runs through the same driver as over HTTP (`crate::driver`, over a child
+//! [`Link`]); this module starts children and keeps them healthy:
 //!
 //! - **Handshake era**: a session is a process, so each call gets a fresh child. A
 //!   small pool keeps children started and initialized ahead of calls ([`pool`]).
-//! - **2026-07-28 era**: one child serves every call at once; lines are routed to calls
-//!   by id and progress token ([`link`]).
+//! - **2026-07-28 era**: one child serves every call at once; its messages are routed to
+//!   calls by id and progress token (the child link).
 //! - **Health**: a child that ends on its own is a crash. Starts after crashes wait a
 //!   backoff (250 ms doubling to 30 s, reset by the next call that works); the pool and
 //!   the shared child are restarted in the background. A call in flight on a child that
@@ -17,27 +14,24 @@
 //!   gets `notifications/cancelled`, and a per-call child is closed (stdin, a grace, then
 //!   kill) off the caller's path.
 
-mod call;
-mod exchange;
-mod link;
 mod pool;
 
-use std::sync::atomic::AtomicUsize;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use brain_mcp_proto::client::era::Verdict;
-use brain_mcp_proto::client::{Era, Framing, Identity, listing};
-use brain_mcp_proto::mcp::Tool;
+use brain_mcp_proto::client::era::{PROBE_PATIENCE, Verdict};
+use brain_mcp_proto::client::{Era, Framing, Identity};
 use brain_mcp_transport::stdio::{StderrTail, StdioConfig};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::client::{McpClient, Target};
-
-pub(crate) use call::execute;
-use link::{Link, LinkError};
+use crate::client::McpClient;
+use crate::driver::{self, Cause, Channel, DriverError, Step};
+use crate::link::Link;
+use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 
 /// The first wait before starting a child after a crash; it doubles per crash.
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -45,14 +39,11 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long a background start (pool refill, shared child restart) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a child closed on purpose gets to exit after its stdin closes.
-const CLOSE_GRACE: Duration = Duration::from_secs(2);
-/// The most `tools/list` pages read.
-const MAX_PAGES: usize = 100;
-/// The most tools kept from a listing.
-const MAX_LISTED: usize = 10_000;
 
-/// A managed stdio server: how to start it, its era, its children.
+/// Numbers the servers of this process, so each has an era cache key of its own.
+static SERVERS: AtomicU64 = AtomicU64::new(1);
+
+/// A managed stdio server: how to start it, its children.
 #[derive(Clone, Debug)]
 pub(crate) struct StdioServer {
     inner: Arc<Inner>,
@@ -61,14 +52,16 @@ pub(crate) struct StdioServer {
 #[derive(Debug)]
 struct Inner {
     name: String,
+    /// The era cache key (`stdio:NAME#N`) and what logs call it (`stdio:NAME`).
+    key: String,
+    origin: String,
     config: StdioConfig,
     pool_size: usize,
     client: McpClient,
     identity: Identity,
-    era: Mutex<Option<Era>>,
-    pool: Mutex<std::collections::VecDeque<pool::Ready>>,
+    pool: Mutex<VecDeque<pool::Ready>>,
     starting: AtomicUsize,
-    shared: tokio::sync::Mutex<Option<Arc<Link>>>,
+    shared: tokio::sync::Mutex<Option<Arc<ChildLink>>>,
     health: Mutex<Health>,
     /// The stderr of the newest child.
     stderr: Mutex<Option<StderrTail>>,
@@ -95,15 +88,6 @@ struct Health {
     next_start: Option<Instant>,
 }
 
-/// What went wrong before the call could be sent.
-#[derive(Debug)]
-pub(crate) enum StartError {
-    /// No child could be started (or the host is shutting down).
-    Spawn(String),
-    /// A child started but its handshake failed.
-    Handshake(String),
-}
-
 /// What a host shows about one managed stdio server.
 #[derive(Clone, Debug)]
 pub(crate) struct Status {
@@ -113,8 +97,8 @@ pub(crate) struct Status {
 }
 
 impl StdioServer {
-    /// A server started by `config`, calls made as `identity`; `pool_size` children are
-    /// kept ready in the handshake era.
+    /// A server started by `config`, its sessions opened as `identity`; `pool_size`
+    /// children are kept ready in the handshake era. A known `era` skips the probe.
     pub(crate) fn new(
         name: String,
         config: StdioConfig,
@@ -123,15 +107,20 @@ impl StdioServer {
         identity: Identity,
         era: Option<Era>,
     ) -> Self {
+        let key = format!("stdio:{name}#{}", SERVERS.fetch_add(1, Ordering::Relaxed));
+        if let Some(era) = era {
+            client.set_era(&key, era);
+        }
         Self {
             inner: Arc::new(Inner {
+                origin: format!("stdio:{name}"),
+                key,
                 name,
                 config,
                 pool_size,
                 client,
                 identity,
-                era: Mutex::new(era),
-                pool: Mutex::new(std::collections::VecDeque::new()),
+                pool: Mutex::new(VecDeque::new()),
                 starting: AtomicUsize::new(0),
                 shared: tokio::sync::Mutex::new(None),
                 health: Mutex::new(Health::default()),
@@ -148,16 +137,14 @@ impl StdioServer {
         &self.inner.name
     }
 
-    /// What a failure message may quote about this server: there is no token to remove.
-    pub(crate) fn target(&self) -> Target {
-        Target {
-            url: http::Uri::from_static("http://stdio.invalid/"),
-            key: format!("stdio:{}", self.inner.name),
-            origin: format!("stdio:{}", self.inner.name),
-            bearer: None,
-            headers: Vec::new(),
-            secrets: brain_mcp_transport::Secrets::none(),
-        }
+    /// The era cache key.
+    pub(crate) fn key(&self) -> &str {
+        &self.inner.key
+    }
+
+    /// What logs and messages call the server.
+    pub(crate) fn origin(&self) -> &str {
+        &self.inner.origin
     }
 
     /// The era, the crash count, and the recent stderr of the child that ended last (or
@@ -167,7 +154,7 @@ impl StdioServer {
         let ended = lock(&self.inner.ended).clone();
         let stderr = ended.or_else(|| lock(&self.inner.stderr).clone());
         Status {
-            era: *lock(&self.inner.era),
+            era: self.inner.client.era(&self.inner.key),
             crashes,
             stderr: stderr.as_ref().map(StderrTail::text).unwrap_or_default(),
         }
@@ -197,11 +184,8 @@ impl StdioServer {
         // All at once: each child's grace runs together, so `deadline` holds however many
         // children ignore the end of their input.
         let mut closing = tokio::task::JoinSet::new();
-        for r in ready {
-            closing.spawn(r.link.shutdown(grace));
-        }
-        if let Some(link) = shared.and_then(|l| Arc::try_unwrap(l).ok()) {
-            closing.spawn(link.shutdown(grace));
+        for child in ready.into_iter().map(|r| r.child).chain(shared) {
+            closing.spawn(async move { child.close_within(grace).await });
         }
         while closing.join_next().await.is_some() {}
         tokio::time::timeout_at(deadline, self.inner.tasks.wait())
@@ -209,130 +193,93 @@ impl StdioServer {
             .is_ok()
     }
 
-    /// The era: known, or learned now from a fresh child (which becomes the shared child
-    /// of a 2026-era server). The probe waits at most the core's patience.
-    pub(crate) async fn era(&self, deadline: Instant) -> Result<Era, StartError> {
-        if let Some(era) = *lock(&self.inner.era) {
-            return Ok(era);
-        }
-        let link = self.start(false, deadline).await?;
-        // A handshake-era child may quit on the probe: that is an answer, not a crash.
-        link.expect_end(true);
-        let verdict =
-            exchange::probe(&link, self.inner.client.next_id(), &self.inner.identity).await;
-        let era = match verdict {
-            Verdict::Speaks(era) => era,
-            Verdict::Refused(why) | Verdict::Transient { why, .. } => {
-                return Err(StartError::Spawn(why));
-            }
-            _ => return Err(StartError::Spawn("the probe had no verdict".into())),
+    /// One probe on a fresh child (which becomes the shared child of a 2026-era server).
+    /// A child that quits on it, or stays silent for the core's patience, speaks the
+    /// handshake.
+    pub(crate) async fn probe_once(&self, deadline: Instant) -> Verdict {
+        let child = match self.start(false, deadline).await {
+            Ok(child) => child,
+            Err(why) => return Verdict::Refused(why),
         };
-        *lock(&self.inner.era) = Some(era);
-        match era {
-            Era::Stateless(v) => {
-                link.expect_end(false);
-                link.share(Framing::Stateless(v));
-                *self.inner.shared.lock().await = Some(Arc::new(link));
-            }
-            _ => {
-                self.background_close(link);
+        // A handshake-era child may quit on the probe: that is an answer, not a crash.
+        child.expect_end(true);
+        let link = Link::Child(child.clone());
+        let inner = &self.inner;
+        let verdict =
+            driver::probe(&inner.client, &link, &inner.identity, Some(PROBE_PATIENCE)).await;
+        if let Verdict::Speaks(era) = &verdict {
+            let framing = Framing::for_era(*era);
+            if framing.opens_session() {
+                self.background_close(child);
                 self.refill();
+            } else {
+                child.expect_end(false);
+                child.share(framing);
+                *inner.shared.lock().await = Some(child);
             }
         }
-        Ok(era)
+        verdict
     }
 
-    /// Forgets the era (the server said its framing is stale): the next call probes.
-    pub(crate) fn forget_era(&self) {
-        *lock(&self.inner.era) = None;
+    /// Where a call or a listing runs in `framing`'s era: a fresh child whose session is
+    /// open (from the pool; with `bounded`, started within `deadline` when the pool is
+    /// empty), or the child every 2026-era call shares.
+    pub(crate) async fn channel(
+        &self,
+        framing: Framing,
+        deadline: Instant,
+        bounded: bool,
+    ) -> Result<Channel, DriverError> {
+        let client = &self.inner.client;
+        if framing.opens_session() {
+            let ready = self.take(deadline, bounded).await?;
+            return Ok(ready.into_channel(client));
+        }
+        let child = self.shared(framing.clone(), deadline).await?;
+        Ok(Channel::sessionless(client, Link::Child(child), framing))
     }
 
     /// The child that serves every 2026-era call, started if there is none.
-    pub(crate) async fn shared(
+    async fn shared(
         &self,
-        version: brain_mcp_proto::version::ProtocolVersion,
+        framing: Framing,
         deadline: Instant,
-    ) -> Result<Arc<Link>, StartError> {
+    ) -> Result<Arc<ChildLink>, DriverError> {
         let mut shared = self.inner.shared.lock().await;
-        if let Some(link) = shared.as_ref().filter(|l| !l.is_closed()) {
-            return Ok(link.clone());
+        if let Some(child) = shared.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(child.clone());
         }
-        let link = self.start(false, deadline).await?;
-        link.share(Framing::Stateless(version));
-        let link = Arc::new(link);
-        *shared = Some(link.clone());
-        Ok(link)
-    }
-
-    /// Every tool the server lists (at most [`MAX_LISTED`]), and its era, by `deadline`
-    /// (the era probe included: its own patience may be longer).
-    pub(crate) async fn list(&self, deadline: Instant) -> Result<(Era, Vec<Tool>), String> {
-        let era = tokio::time::timeout_at(deadline, self.era(deadline))
-            .await
-            .map_err(|_| "learning the protocol era took longer than the deadline".to_owned())?
-            .map_err(|e| describe(&e))?;
-        let (link, framing, own) = match era {
-            Era::Stateless(v) => (
-                self.shared(v, deadline).await.map_err(|e| describe(&e))?,
-                Framing::Stateless(v),
-                false,
-            ),
-            _ => {
-                let ready = self.take(deadline, true).await.map_err(|e| describe(&e))?;
-                (Arc::new(ready.link), ready.framing, true)
-            }
-        };
-        let pages = tokio::time::timeout_at(deadline, self.pages(&link, &framing)).await;
-        if own && let Ok(link) = Arc::try_unwrap(link) {
-            self.background_close(link);
-        }
-        let tools = pages.map_err(|_| "tools/list took longer than the deadline".to_owned())??;
-        Ok((era, tools))
-    }
-
-    async fn pages(&self, link: &Link, framing: &Framing) -> Result<Vec<Tool>, String> {
-        let mut tools = Vec::new();
-        let mut cursor = None;
-        for page_number in 1..=MAX_PAGES {
-            let out = listing::request(
-                framing,
-                self.inner.client.next_id(),
-                cursor.take(),
-                &self.inner.identity,
-            );
-            let raw = exchange::request(link, framing, out)
-                .await
-                .map_err(|e| format!("tools/list (page {page_number}): {}", exchange_text(&e)))?;
-            let page = listing::page(&raw).map_err(|e| format!("tools/list: {e}"))?;
-            let room = MAX_LISTED.saturating_sub(tools.len());
-            tools.extend(page.tools.into_iter().take(room));
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(tools),
-            }
-        }
-        Err(format!(
-            "the server kept paginating tools/list past {MAX_PAGES} pages"
-        ))
+        let child = self.start(false, deadline).await.map_err(|why| {
+            DriverError::new(
+                Step::Handshake,
+                Cause::Start {
+                    why,
+                    started: false,
+                },
+            )
+        })?;
+        child.share(framing);
+        *shared = Some(child.clone());
+        Ok(child)
     }
 
     /// Starts a child, after the crash backoff (failing if that would pass `deadline`).
-    async fn start(&self, exclusive: bool, deadline: Instant) -> Result<Link, StartError> {
+    async fn start(&self, exclusive: bool, deadline: Instant) -> Result<Arc<ChildLink>, String> {
         if self.inner.stopped.is_cancelled() {
-            return Err(StartError::Spawn("the host is shutting down".into()));
+            return Err("the host is shutting down".into());
         }
         let next = lock(&self.inner.health).next_start;
         if let Some(at) = next.filter(|at| *at > Instant::now()) {
             if at >= deadline {
                 let crashes = lock(&self.inner.health).crashes;
-                return Err(StartError::Spawn(format!(
+                return Err(format!(
                     "the server is restarting after {crashes} crash(es); the next start is after this call's deadline"
-                )));
+                ));
             }
             tokio::select! {
                 () = tokio::time::sleep_until(at) => {}
                 () = self.inner.stopped.cancelled() => {
-                    return Err(StartError::Spawn("the host is shutting down".into()));
+                    return Err("the host is shutting down".into());
                 }
             }
         }
@@ -345,17 +292,15 @@ impl StdioServer {
                 }
             }
         });
-        match Link::spawn(self.inner.config.clone(), exclusive, on_end) {
-            Ok(link) => {
-                *lock(&self.inner.stderr) = Some(link.stderr());
-                Ok(link)
+        let limit = self.inner.client.http().config().message_limit;
+        match ChildLink::spawn(self.inner.config.clone(), exclusive, limit, on_end) {
+            Ok(child) => {
+                *lock(&self.inner.stderr) = Some(child.stderr());
+                Ok(child)
             }
             Err(e) => {
                 self.failed();
-                Err(StartError::Spawn(format!(
-                    "could not start the server: {}",
-                    error_chain(&e)
-                )))
+                Err(format!("could not start the server: {}", error_chain(&e)))
             }
         }
     }
@@ -366,24 +311,25 @@ impl StdioServer {
         if self.inner.stopped.is_cancelled() {
             return;
         }
-        match *lock(&self.inner.era) {
-            Some(Era::Stateless(v)) => {
-                let server = self.clone();
-                self.inner.tasks.spawn(async move {
-                    let stopped = server.inner.stopped.clone();
-                    let restart = async {
-                        server.backoff().await;
-                        let _ = server.shared(v, Instant::now() + START_TIMEOUT).await;
-                    };
-                    tokio::select! {
-                        () = restart => {}
-                        () = stopped.cancelled() => {}
-                    }
-                });
-            }
-            Some(Era::Handshake) => self.refill(),
-            _ => {}
+        let Some(era) = self.inner.client.era(&self.inner.key) else {
+            return;
+        };
+        let framing = Framing::for_era(era);
+        if framing.opens_session() {
+            return self.refill();
         }
+        let server = self.clone();
+        self.inner.tasks.spawn(async move {
+            let stopped = server.inner.stopped.clone();
+            let restart = async {
+                server.backoff().await;
+                let _ = server.shared(framing, Instant::now() + START_TIMEOUT).await;
+            };
+            tokio::select! {
+                () = restart => {}
+                () = stopped.cancelled() => {}
+            }
+        });
     }
 
     /// Waits until a child may start again after crashes.
@@ -405,17 +351,17 @@ impl StdioServer {
     }
 
     /// A call worked: the next start after a crash waits the shortest backoff again.
-    fn worked(&self) {
+    pub(crate) fn worked(&self) {
         let mut health = lock(&self.inner.health);
         health.streak = 0;
         health.next_start = None;
     }
 
-    /// Ends `link` off the caller's path (stdin closed, a grace, then kill).
-    fn background_close(&self, link: Link) {
+    /// Ends `child` off the caller's path (stdin closed, a grace, then kill).
+    fn background_close(&self, child: Arc<ChildLink>) {
         self.inner
             .client
-            .spawn_cleanup(async move { link.shutdown(CLOSE_GRACE).await });
+            .spawn_cleanup(async move { child.close().await });
     }
 
     /// The last line of the newest child's stderr, cut, for a start failure's message.
@@ -430,29 +376,6 @@ impl StdioServer {
                 brain_mcp_proto::text::cut(line.trim(), 512)
             ),
             None => String::new(),
-        }
-    }
-}
-
-/// A start failure as one message.
-pub(crate) fn describe(e: &StartError) -> String {
-    match e {
-        StartError::Spawn(m) | StartError::Handshake(m) => m.clone(),
-    }
-}
-
-fn exchange_text(e: &exchange::ExchangeError) -> String {
-    match e {
-        exchange::ExchangeError::Link(l) => link_text(l),
-        exchange::ExchangeError::Core(c) => c.to_string(),
-    }
-}
-
-fn link_text(e: &LinkError) -> String {
-    match e {
-        LinkError::Lost(why) => why.clone(),
-        LinkError::TooLong(limit) => {
-            format!("the server wrote a line longer than {limit} bytes")
         }
     }
 }

@@ -2,21 +2,37 @@
 //! not wait for a spawn and `initialize`. Each child serves one call (a session is a
 //! process, and sessions never cross calls or tenants) and is closed after it.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use brain_mcp_proto::client::Framing;
 use tokio::time::Instant;
 
-use super::exchange::{self, OpenError};
-use super::link::Link;
-use super::{START_TIMEOUT, StartError, StdioServer, link_text, lock};
+use super::{START_TIMEOUT, StdioServer, lock};
+use crate::client::McpClient;
+use crate::driver::{self, Cause, Channel, Cleanup, DriverError, Step};
+use crate::link::Link;
+use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 
 /// A child whose session is open: `initialize` answered, `notifications/initialized`
-/// sent.
+/// sent. Dropped, it is killed.
 #[derive(Debug)]
-pub(crate) struct Ready {
-    pub(crate) link: Link,
-    pub(crate) framing: Framing,
+pub(super) struct Ready {
+    pub(super) child: Arc<ChildLink>,
+    framing: Framing,
+}
+
+impl Ready {
+    /// The channel of the call it serves: the child is closed when the call ends.
+    pub(super) fn into_channel(self, client: &McpClient) -> Channel {
+        let link = Link::Child(self.child);
+        let cleanup = Cleanup::new(client, link.clone(), self.framing.clone(), true);
+        Channel {
+            link,
+            framing: self.framing,
+            cleanup,
+        }
+    }
 }
 
 impl StdioServer {
@@ -24,12 +40,16 @@ impl StdioServer {
     /// (or off). The pool is topped up in the background either way. With `bounded`,
     /// a start that passes `deadline` fails; without, the caller's own deadline ends it
     /// (a call's pipeline reports `timeout`).
-    pub(crate) async fn take(&self, deadline: Instant, bounded: bool) -> Result<Ready, StartError> {
+    pub(super) async fn take(
+        &self,
+        deadline: Instant,
+        bounded: bool,
+    ) -> Result<Ready, DriverError> {
         let found = loop {
             let Some(ready) = lock(&self.inner.pool).pop_front() else {
                 break None;
             };
-            if !ready.link.is_closed() {
+            if !ready.child.is_closed() {
                 break Some(ready);
             }
         };
@@ -41,31 +61,48 @@ impl StdioServer {
     }
 
     /// Starts a child and opens its session, within `deadline` when `bounded`.
-    async fn open(&self, deadline: Instant, bounded: bool) -> Result<Ready, StartError> {
-        let link = self.start(true, deadline).await?;
-        let id = self.inner.client.next_id();
-        let opening = exchange::open(&link, id, &self.inner.identity);
+    async fn open(&self, deadline: Instant, bounded: bool) -> Result<Ready, DriverError> {
+        let start = |why| {
+            DriverError::new(
+                Step::Handshake,
+                Cause::Start {
+                    why,
+                    started: false,
+                },
+            )
+        };
+        let child = self.start(true, deadline).await.map_err(start)?;
+        let inner = &self.inner;
+        let opening =
+            driver::open_session(&inner.client, Link::Child(child.clone()), &inner.identity);
         let opened = if bounded {
             tokio::time::timeout_at(deadline, opening).await
         } else {
             Ok(opening.await)
         };
+        let handshake =
+            |why: String| DriverError::new(Step::Handshake, Cause::Start { why, started: true });
+        let none = Default::default();
         match opened {
-            Ok(Ok(framing)) => Ok(Ready { link, framing }),
-            Ok(Err(OpenError::Link(e))) => Err(StartError::Handshake(format!(
+            Ok(Ok(channel)) => {
+                let (_, framing) = channel.into_parts();
+                Ok(Ready { child, framing })
+            }
+            // The child ended: the reader counts that as a crash.
+            Ok(Err(e)) if matches!(e.cause, Cause::Link(_)) => Err(handshake(format!(
                 "the server ended during initialize: {}{}",
-                link_text(&e),
+                e.message(&none),
                 self.stderr_hint()
             ))),
-            // The child is dropped (killed) with these: count them here, since its end
-            // is ours, not a crash the reader would report.
-            Ok(Err(OpenError::Handshake(m))) => {
+            // The child is dropped (killed) with these: count them here, since its end is
+            // ours, not a crash the reader would report.
+            Ok(Err(e)) => {
                 self.failed();
-                Err(StartError::Handshake(m))
+                Err(handshake(e.message(&none)))
             }
             Err(_) => {
                 self.failed();
-                Err(StartError::Handshake(format!(
+                Err(handshake(format!(
                     "the server did not answer initialize in time{}",
                     self.stderr_hint()
                 )))
@@ -75,7 +112,7 @@ impl StdioServer {
 
     /// Starts children in the background until the pool holds `pool_size` (ready or
     /// starting). A failed start is retried after the crash backoff.
-    pub(crate) fn refill(&self) {
+    pub(super) fn refill(&self) {
         let inner = &self.inner;
         if inner.stopped.is_cancelled() || inner.pool_size == 0 {
             return;
@@ -103,7 +140,7 @@ impl StdioServer {
                     Some(Ok(ready)) if !server.inner.stopped.is_cancelled() => {
                         lock(&server.inner.pool).push_back(ready);
                     }
-                    Some(Ok(ready)) => ready.link.shutdown(super::CLOSE_GRACE).await,
+                    Some(Ok(ready)) => ready.child.close_within(CLOSE_GRACE).await,
                     // Counted where it failed; the next attempt waits the backoff.
                     Some(Err(_)) => server.refill(),
                     None => {}

@@ -2,19 +2,20 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use crate::headers::{param_header_values, param_headers};
-use crate::jsonrpc::{self, Incoming, Message, RequestId};
-use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, methods, parse};
-use crate::meta;
+use crate::jsonrpc::{self, Inbound, RequestId};
+use crate::mcp::{CallToolResult, CancelledParams, InputRequiredResult, methods, parse};
 
+use super::call_wire::{CallParams, MetaView};
 use super::framing::Framing;
 use super::handshake;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::policy::{self, Reaction};
+use super::result::{check_result, read_result};
 use super::rpc_error::RpcError;
 
 pub use super::policy::Refusal;
@@ -27,8 +28,9 @@ pub struct CallRequest<'a> {
     pub tool: &'a str,
     /// The arguments, sent as they are (borrowed: they can be large).
     pub arguments: &'a Map<String, Value>,
-    /// `_meta.progressToken`: the server's progress notifications carry it.
-    pub progress_token: RequestId,
+    /// The caller's id for the call (Brain's `call_id`): the progress token, unless the
+    /// carrier needs one unique in the process (see [`Carrier::SharedProcess`]).
+    pub call_id: &'a str,
     /// Other `_meta` keys (for Brain, `brain.dev/scope`).
     pub meta: Option<&'a Map<String, Value>>,
     /// More `_meta` keys with their values already written as JSON, after [`Self::meta`]'s
@@ -41,16 +43,12 @@ pub struct CallRequest<'a> {
 }
 
 impl<'a> CallRequest<'a> {
-    /// A call of `tool` with `arguments`, progress reported under `progress_token`.
-    pub fn new(
-        tool: &'a str,
-        arguments: &'a Map<String, Value>,
-        progress_token: RequestId,
-    ) -> Self {
+    /// A call of `tool` with `arguments`, known to the caller as `call_id`.
+    pub fn new(tool: &'a str, arguments: &'a Map<String, Value>, call_id: &'a str) -> Self {
         Self {
             tool,
             arguments,
-            progress_token,
+            call_id,
             meta: None,
             raw_meta: &[],
             input_schema: None,
@@ -100,6 +98,22 @@ pub enum CallError {
     Protocol(String),
     /// The session the call ran in is gone (a 404 to a request with a session id).
     SessionExpired,
+    /// The server refused our credentials (401 or 403): it refused the request before
+    /// acting on it, so the tool did not run.
+    Unauthorized {
+        /// The HTTP status.
+        status: u16,
+        /// Its `WWW-Authenticate` challenge, as sent (redact it before showing it).
+        challenge: Option<String>,
+    },
+}
+
+impl CallError {
+    /// Whether the request this error answers was certainly not acted on: the server
+    /// refused it before the tool could run.
+    pub fn tool_did_not_run(&self) -> bool {
+        matches!(self, Self::Unauthorized { .. })
+    }
 }
 
 impl std::fmt::Display for CallError {
@@ -108,8 +122,27 @@ impl std::fmt::Display for CallError {
             Self::Rpc { error, .. } => write!(f, "the server answered with {error}"),
             Self::NeedsInput(m) | Self::Protocol(m) => f.write_str(m),
             Self::SessionExpired => f.write_str("the server ended the session during the call"),
+            Self::Unauthorized { status, .. } => {
+                write!(f, "the server refused the credentials ({status})")
+            }
         }
     }
+}
+
+/// What carries a call's messages. It decides how a call the caller stops waiting for is
+/// cancelled, and which progress token the call uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Carrier {
+    /// Streamable HTTP: each request has a reply stream of its own, closed to cancel it in
+    /// the 2026 era.
+    Http,
+    /// A child process serving this call alone (a handshake-era session is a process).
+    Process,
+    /// A child process serving many calls at once (2026 era): lines are routed to calls
+    /// by id and progress token, so the token must be unique in the process; callers may
+    /// reuse a `call_id`, so the call's first request id serves.
+    SharedProcess,
 }
 
 /// What the driver must do next, in order.
@@ -142,27 +175,11 @@ pub enum Action {
     Finished(Result<CallToolResult, CallError>),
 }
 
-/// Reads the result of a `tools/call`: a final result, or `None` when the server needs
-/// input first (`input_required`, 2026 era). Any other kind of result, and one that cannot
-/// be read, is a protocol error naming it. Every reader of a call's result uses this one.
-pub fn read_result(raw: &RawValue) -> Result<Option<CallToolResult>, CallError> {
-    match CallToolResponse::decode(raw) {
-        Ok(CallToolResponse::Complete(result)) => Ok(Some(result)),
-        Ok(CallToolResponse::InputRequired(_)) => Ok(None),
-        Ok(CallToolResponse::Other { result_type, .. }) => Err(CallError::Protocol(format!(
-            "the server answered with resultType {result_type:?}, which this client does \
-             not support"
-        ))),
-        Err(e) => Err(CallError::Protocol(format!(
-            "invalid tools/call result: {e}"
-        ))),
-    }
-}
-
 /// The state of one call.
 #[derive(Debug)]
 pub struct Call {
     framing: Framing,
+    carrier: Carrier,
     id: RequestId,
     progress_token: RequestId,
     answers_input: bool,
@@ -176,17 +193,24 @@ pub struct Call {
 const MAX_ROUNDS: u32 = 8;
 
 impl Call {
-    /// Starts a call with request id `id`: the state and the `tools/call` to POST.
+    /// Starts a call with request id `id` over `carrier`: the state and the `tools/call`
+    /// to send.
     pub fn start(
         framing: Framing,
+        carrier: Carrier,
         id: RequestId,
         request: &CallRequest<'_>,
         identity: &Identity,
     ) -> (Self, Outgoing) {
+        let progress_token = match carrier {
+            Carrier::SharedProcess => id.clone(),
+            Carrier::Http | Carrier::Process => RequestId::String(request.call_id.to_owned()),
+        };
         let call = Self {
             framing,
+            carrier,
             id: id.clone(),
-            progress_token: request.progress_token.clone(),
+            progress_token,
             answers_input: identity.answers_input(),
             actions: VecDeque::new(),
             finished: false,
@@ -206,7 +230,7 @@ impl Call {
         round: Option<(&Map<String, Value>, Option<&str>)>,
     ) -> Outgoing {
         let meta = MetaView {
-            progress_token: &request.progress_token,
+            progress_token: &self.progress_token,
             stateless: match &self.framing {
                 Framing::Stateless(version) => Some((version.as_str(), identity)),
                 Framing::Handshake { .. } => None,
@@ -237,6 +261,7 @@ impl Call {
             }
         };
         let mut out = Outgoing::new(methods::TOOLS_CALL, body, headers, Expect::Response(id));
+        out.progress_token = Some(self.progress_token.clone());
         out.resume_attempts = self.framing.resume_attempts();
         if out.resume_attempts > 0 {
             out.resume_headers = self.framing.base_headers();
@@ -259,28 +284,28 @@ impl Call {
         self.finished
     }
 
-    /// Takes in a message of the reply that is not our response (progress, a server
-    /// request, a log line).
-    pub fn handle_message(&mut self, text: &str) {
+    /// Takes in one message of the reply, decoded once by the link: our response (a
+    /// result, an error, or in the 2026 era `input_required`), progress, a server request,
+    /// or something that is not ours (a log line, another id's response), ignored.
+    pub fn handle(&mut self, message: Inbound) {
         if self.finished {
             return;
         }
-        match jsonrpc::decode(text.as_bytes()) {
-            Ok(Incoming::Single(Message::Notification(n))) if n.method == methods::PROGRESS => {
-                if let Some(progress) = n.params.and_then(|p| self.progress(p)) {
+        if message.answers(&self.id) {
+            return self.response(message);
+        }
+        match message {
+            Inbound::Notification { method, params } if method == methods::PROGRESS => {
+                if let Some(progress) = params.and_then(|p| self.progress(&p)) {
                     self.actions.push_back(Action::Progress(progress));
                 }
             }
-            Ok(Incoming::Single(Message::Request(r))) => {
-                match policy::react(&self.framing, self.answers_input, &r.id, &r.method) {
+            Inbound::Request { id, method, params } => {
+                match policy::react(&self.framing, self.answers_input, &id, &method) {
                     Reaction::Answer(out) | Reaction::Refuse(out) => {
                         self.actions.push_back(Action::Send(out))
                     }
-                    Reaction::Ask => self.actions.push_back(Action::Ask {
-                        id: r.id,
-                        method: r.method.into_owned(),
-                        params: r.params.map(RawValue::to_owned),
-                    }),
+                    Reaction::Ask => self.actions.push_back(Action::Ask { id, method, params }),
                     Reaction::NoInput(refusal, why) => {
                         if let Some(out) = refusal {
                             self.actions.push_back(Action::Send(out));
@@ -290,38 +315,47 @@ impl Call {
                     Reaction::Forbidden(why) => self.finish(Err(CallError::Protocol(why))),
                 }
             }
-            // Log lines, other notifications, responses to other ids: not ours.
             _ => {}
         }
     }
 
-    /// Takes in our response: a result, an error, or (2026 era) `input_required`.
-    pub fn handle_response(&mut self, text: &str) {
-        if self.finished {
-            return;
-        }
-        match jsonrpc::decode(text.as_bytes()) {
-            // Read once, here: a final result reaches the driver typed.
-            Ok(Incoming::Single(Message::Response(r))) => match read_result(r.result) {
-                Ok(Some(result)) => self.finish(Ok(result)),
-                Ok(None) => self.input_required(r.result),
+    fn response(&mut self, message: Inbound) {
+        match message {
+            // Read once, here: a final result reaches the driver typed and checked.
+            Inbound::Response { result, .. } => match read_result(&result) {
+                Ok(Some(found)) => {
+                    let checked = check_result(found, &self.framing);
+                    self.finish(checked);
+                }
+                Ok(None) => self.input_required(&result),
                 Err(e) => self.finish(Err(e)),
             },
-            Ok(Incoming::Single(Message::Error(e))) => {
-                let error = RpcError::from_object(&e.error);
+            Inbound::Error {
+                code,
+                message,
+                data,
+                ..
+            } => {
+                let error = RpcError {
+                    code,
+                    message,
+                    data,
+                };
                 self.finish(Err(self.rpc_error(error)));
             }
-            Ok(_) => self.finish(Err(CallError::Protocol(
-                "the response is not a JSON-RPC response".into(),
-            ))),
-            Err(e) => self.finish(Err(CallError::Protocol(format!("malformed response: {e}")))),
+            _ => {}
         }
     }
 
-    /// Takes in an error status the request was answered with, and the JSON-RPC error its
-    /// body held. Returns whether the core decided the outcome (otherwise the status is
-    /// the driver's to report).
-    pub fn handle_status(&mut self, status: u16, rpc: Option<RpcError>) -> bool {
+    /// Takes in an error status the request was answered with, the JSON-RPC error its
+    /// body held and its `WWW-Authenticate` challenge. Returns whether the core decided
+    /// the outcome (otherwise the status is the driver's to report).
+    pub fn handle_status(
+        &mut self,
+        status: u16,
+        rpc: Option<RpcError>,
+        challenge: Option<&str>,
+    ) -> bool {
         if self.finished {
             return true;
         }
@@ -329,9 +363,13 @@ impl Call {
             self.finish(Err(CallError::SessionExpired));
             return true;
         }
-        // A refusal of our credentials says nothing about the call: the driver's to report.
+        // A refusal of our credentials comes before the server looks at the call.
         if matches!(status, 401 | 403) {
-            return false;
+            self.finish(Err(CallError::Unauthorized {
+                status,
+                challenge: challenge.map(str::to_owned),
+            }));
+            return true;
         }
         match rpc {
             Some(error) => {
@@ -369,30 +407,69 @@ impl Call {
     }
 
     /// The next round of an `input_required` exchange: the same request under the new id
-    /// `id`, carrying `answers` keyed as asked and the server's state echoed exactly.
+    /// `id`, carrying each answer under the key it was asked with (a refusal as an
+    /// `error` object) and the server's state echoed exactly.
     pub fn retry(
         &mut self,
         id: RequestId,
         request: &CallRequest<'_>,
         identity: &Identity,
-        answers: &Map<String, Value>,
+        answers: Vec<(String, Result<Value, Refusal>)>,
         state: Option<&str>,
     ) -> Outgoing {
+        let answers: Map<String, Value> = answers
+            .into_iter()
+            .map(|(key, answer)| {
+                let value = match answer {
+                    Ok(result) => result,
+                    Err(refusal) => serde_json::json!({
+                        "error": {"code": refusal.code.0, "message": refusal.message}
+                    }),
+                };
+                (key, value)
+            })
+            .collect();
         self.id = id.clone();
-        self.request(id, request, identity, Some((answers, state)))
+        self.request(id, request, identity, Some((&answers, state)))
     }
 
-    /// What to send when the caller stops waiting: `notifications/cancelled` in a
-    /// handshake-era session; nothing in the 2026 era (closing the stream cancels), nor
-    /// once the call is over.
+    /// What to send when the caller stops waiting, while the call has no outcome (see
+    /// [`Self::cancel_of`]). `None` once the call is over.
     pub fn cancel(&self) -> Option<Outgoing> {
-        handshake::abandoned(&self.framing, self.in_flight()?)
+        Self::cancel_of(&self.framing, self.carrier, self.in_flight()?)
     }
 
-    /// The id of the request while it is unanswered, so a driver can build the cancel
-    /// ([`handshake::abandoned`]) only if it is needed: most calls are answered.
+    /// The id of the request while it is unanswered, so a driver that must cancel it
+    /// later (when the caller stops waiting) keeps an id, and builds the cancel with
+    /// [`Self::cancel_of`] only if it is needed: most calls are answered.
     pub fn in_flight(&self) -> Option<RequestId> {
         (!self.finished).then(|| self.id.clone())
+    }
+
+    /// What cancels request `id` of a call in `framing` over `carrier`:
+    /// `notifications/cancelled`, except over HTTP in the 2026 era, where closing the reply
+    /// stream cancels (`None`).
+    pub fn cancel_of(framing: &Framing, carrier: Carrier, id: RequestId) -> Option<Outgoing> {
+        let reason = handshake::ABANDONED;
+        match (framing, carrier) {
+            (Framing::Stateless(_), Carrier::Http) => None,
+            (framing @ Framing::Handshake { .. }, _) => handshake::cancel(framing, id, reason),
+            (Framing::Stateless(_), Carrier::Process | Carrier::SharedProcess) => {
+                let params = CancelledParams {
+                    request_id: Some(id),
+                    reason: Some(reason.to_owned()),
+                    meta: None,
+                    extra: Map::new(),
+                };
+                let body = jsonrpc::encode_notification(methods::CANCELLED, Some(&params)).ok()?;
+                Some(Outgoing::new(
+                    methods::CANCELLED,
+                    body,
+                    Vec::new(),
+                    Expect::Accepted,
+                ))
+            }
+        }
     }
 
     fn finish(&mut self, outcome: Result<CallToolResult, CallError>) {
@@ -443,6 +520,11 @@ impl Call {
         });
     }
 
+    /// The progress token the call's notifications carry.
+    pub fn progress_token(&self) -> &RequestId {
+        &self.progress_token
+    }
+
     /// A progress notification for our token, its numbers exactly as sent.
     fn progress(&self, params: &RawValue) -> Option<Progress> {
         let p: ProgressWire = serde_json::from_str(params.get()).ok()?;
@@ -464,63 +546,4 @@ struct ProgressWire {
     total: Option<Number>,
     #[serde(default)]
     message: Option<String>,
-}
-
-/// `tools/call` params borrowing the call's arguments (they can be large; no copy).
-#[derive(Serialize)]
-struct CallParams<'a> {
-    name: &'a str,
-    arguments: &'a Map<String, Value>,
-    #[serde(rename = "_meta")]
-    meta: &'a MetaView<'a>,
-    #[serde(rename = "inputResponses", skip_serializing_if = "Option::is_none")]
-    input_responses: Option<&'a Map<String, Value>>,
-    #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
-    request_state: Option<&'a str>,
-}
-
-/// A request's `_meta` written from its parts, borrowed: the progress token, in the 2026
-/// era the version, capabilities and client info (the keys and order of
-/// [`Framing::meta`]), then the caller's other keys, except those already written.
-struct MetaView<'a> {
-    progress_token: &'a RequestId,
-    stateless: Option<(&'a str, &'a Identity)>,
-    extra: Option<&'a Map<String, Value>>,
-    raw: &'a [(&'a str, Box<RawValue>)],
-}
-
-impl MetaView<'_> {
-    /// Whether `key` was written before the caller's keys.
-    fn written(&self, key: &str) -> bool {
-        key == meta::PROGRESS_TOKEN
-            || (self.stateless.is_some()
-                && matches!(
-                    key,
-                    meta::PROTOCOL_VERSION | meta::CLIENT_CAPABILITIES | meta::CLIENT_INFO
-                ))
-    }
-}
-
-impl Serialize for MetaView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry(meta::PROGRESS_TOKEN, self.progress_token)?;
-        if let Some((version, identity)) = self.stateless {
-            map.serialize_entry(meta::PROTOCOL_VERSION, version)?;
-            map.serialize_entry(meta::CLIENT_CAPABILITIES, identity.capabilities_json())?;
-            map.serialize_entry(meta::CLIENT_INFO, identity.info_json())?;
-        }
-        for (key, value) in self.extra.into_iter().flatten() {
-            if !self.written(key) {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        for (key, value) in self.raw {
-            if !self.written(key) {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        map.end()
-    }
 }

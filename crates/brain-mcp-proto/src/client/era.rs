@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::jsonrpc::{self, ErrorCode, Incoming, Message, RequestId};
+use crate::jsonrpc::{self, ErrorCode, Inbound, RequestId};
 use crate::mcp::{DiscoverResult, EmptyParams, methods, parse};
 use crate::meta::RequestMetaBuilder;
 use crate::version::{self, ProtocolVersion};
@@ -66,8 +66,8 @@ pub fn probe(id: RequestId, identity: &Identity) -> Outgoing {
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub enum ProbeAnswer<'a> {
-    /// A `2xx` reply whose final message is this text (a result or an error response).
-    Message(&'a str),
+    /// The answer: a result or an error response.
+    Message(&'a Inbound),
     /// An error status; `rpc` is the JSON-RPC error its body held, `retry_after` its
     /// `Retry-After`.
     Status {
@@ -88,7 +88,22 @@ pub enum ProbeAnswer<'a> {
         /// What went wrong, for the message if the call fails.
         why: &'a str,
     },
+    /// The request cannot be sent as configured, and retrying changes nothing (a redirect
+    /// refused, a request that cannot be built, a proxy that refuses us).
+    Unusable {
+        /// Why, for the message.
+        why: &'a str,
+    },
+    /// A child process ended its output without answering (it refused a first message
+    /// other than `initialize` and quit).
+    Ended,
+    /// A child process said nothing within [`PROBE_PATIENCE`] (it ignored the probe).
+    Silent,
 }
+
+/// How long a probe over a child process waits for the answer (the child's start
+/// included) before the silence counts as a handshake-era server.
+pub const PROBE_PATIENCE: Duration = Duration::from_secs(10);
 
 /// What a probe's answer says about the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,7 +111,15 @@ pub enum ProbeAnswer<'a> {
 pub enum Verdict {
     /// The server speaks this era; keep it for later calls.
     Speaks(Era),
-    /// The server refused our credentials: no era can be learned and the call cannot go on.
+    /// The server refused our credentials (401 or 403): no era can be learned without
+    /// authorization.
+    Unauthorized {
+        /// The HTTP status.
+        status: u16,
+        /// Its `WWW-Authenticate` challenge, as sent.
+        challenge: Option<String>,
+    },
+    /// The request cannot reach the server as configured: the call cannot go on.
     Refused(String),
     /// The server is not ready or did not answer; try again after `retry_after` (or a
     /// backoff of the driver's), and cache nothing.
@@ -109,36 +132,44 @@ pub enum Verdict {
 }
 
 /// The verdict on one answer to the probe. The table is in `docs/call-path.md`.
+///
+/// Over a child process, two silent answers mean the handshake era: a child that ends its
+/// output without answering, or stays silent for [`PROBE_PATIENCE`] (some servers refuse
+/// any first message other than `initialize` and quit, some ignore it). Neither is
+/// retried: a process is not a flaky network.
 pub fn verdict(answer: ProbeAnswer<'_>) -> Verdict {
     match answer {
-        ProbeAnswer::Message(text) => from_message(text),
+        ProbeAnswer::Message(message) => from_message(message),
         ProbeAnswer::Status {
             status,
             rpc,
             challenge,
             retry_after,
         } => match status {
-            401 | 403 => Verdict::Refused(match challenge {
-                Some(c) => format!("the server refused the credentials ({status}; {c})"),
-                None => format!("the server refused the credentials ({status})"),
-            }),
+            401 | 403 => Verdict::Unauthorized {
+                status,
+                challenge: challenge.map(str::to_owned),
+            },
             408 | 429 | 500..=599 => Verdict::Transient {
                 why: format!("the server answered {status} to server/discover"),
                 retry_after,
             },
             _ => rpc.map_or(Verdict::Speaks(Era::Handshake), from_rpc_error),
         },
-        ProbeAnswer::NotAnAnswer => Verdict::Speaks(Era::Handshake),
+        ProbeAnswer::NotAnAnswer | ProbeAnswer::Ended | ProbeAnswer::Silent => {
+            Verdict::Speaks(Era::Handshake)
+        }
         ProbeAnswer::NoAnswer { why } => Verdict::Transient {
             why: why.to_owned(),
             retry_after: None,
         },
+        ProbeAnswer::Unusable { why } => Verdict::Refused(why.to_owned()),
     }
 }
 
-fn from_message(text: &str) -> Verdict {
-    match jsonrpc::decode(text.as_bytes()) {
-        Ok(Incoming::Single(Message::Response(r))) => match parse::<DiscoverResult>(r.result) {
+fn from_message(message: &Inbound) -> Verdict {
+    match message {
+        Inbound::Response { result, .. } => match parse::<DiscoverResult>(result) {
             Ok(found) => match version::pick_stateless(&found.supported_versions) {
                 Some(v) => Verdict::Speaks(Era::Stateless(v)),
                 // A result naming only handshake versions (or none we know).
@@ -147,7 +178,9 @@ fn from_message(text: &str) -> Verdict {
             // A success that is not a DiscoverResult (some servers answer `{}` to anything).
             Err(_) => Verdict::Speaks(Era::Handshake),
         },
-        Ok(Incoming::Single(Message::Error(e))) => from_rpc_error(&RpcError::from_object(&e.error)),
+        Inbound::Error { .. } => RpcError::of(message)
+            .as_ref()
+            .map_or(Verdict::Speaks(Era::Handshake), from_rpc_error),
         _ => Verdict::Speaks(Era::Handshake),
     }
 }

@@ -51,6 +51,18 @@ impl Framing {
         }
     }
 
+    /// Whether a session must be opened before any other request: the handshake era,
+    /// before `initialize`. A driver asks this rather than matching on the era.
+    pub fn opens_session(&self) -> bool {
+        matches!(
+            self,
+            Self::Handshake {
+                session: None,
+                version: None
+            }
+        )
+    }
+
     /// The era.
     pub fn era(&self) -> Era {
         match self {

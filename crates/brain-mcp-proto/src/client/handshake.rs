@@ -3,7 +3,7 @@
 
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{self, Incoming, Message, RequestId};
+use crate::jsonrpc::{self, RequestId};
 use crate::mcp::{CancelledParams, InitializeParams, InitializeResult, methods, parse};
 use crate::version::{self, ProtocolVersion};
 
@@ -59,23 +59,6 @@ impl std::fmt::Display for HandshakeError {
     }
 }
 
-/// The session opened by the final message `text` of the `initialize` reply, whose HTTP
-/// reply carried `session_id` (servers may run without one).
-pub fn opened(text: &str, session_id: Option<String>) -> Result<Framing, HandshakeError> {
-    let result = match jsonrpc::decode(text.as_bytes()) {
-        Ok(Incoming::Single(Message::Response(r))) => r.result,
-        Ok(Incoming::Single(Message::Error(e))) => {
-            return Err(HandshakeError::Refused(RpcError::from_object(&e.error)));
-        }
-        _ => {
-            return Err(HandshakeError::Protocol(
-                "the answer to initialize is not a JSON-RPC response".into(),
-            ));
-        }
-    };
-    negotiated(result, session_id)
-}
-
 /// The session opened by `result`, the result of `initialize` (an error answer having
 /// been read already), whose HTTP reply carried `session_id`.
 pub fn negotiated(
@@ -109,14 +92,8 @@ pub fn initialized(session: &Framing) -> Outgoing {
     out
 }
 
-/// [`cancel`] for a call whose caller stopped waiting (a timeout or an interruption).
-pub fn abandoned(session: &Framing, request: RequestId) -> Option<Outgoing> {
-    cancel(
-        session,
-        request,
-        "the caller stopped waiting (timeout or interruption)",
-    )
-}
+/// The reason a cancel gives when the caller stopped waiting.
+pub(crate) const ABANDONED: &str = "the caller stopped waiting (timeout or interruption)";
 
 /// `notifications/cancelled` for `request` in `session`: what a handshake-era client
 /// sends when it stops waiting for a request. The 2026 era has no such message (closing

@@ -3,8 +3,9 @@
 
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{self, Incoming, Message, RequestId};
-use crate::mcp::{ListToolsParams, ListToolsResult, methods, parse};
+use crate::headers::param_headers;
+use crate::jsonrpc::{self, Inbound, RequestId};
+use crate::mcp::{ListToolsParams, ListToolsResult, Tool, methods, parse};
 
 use super::call::CallError;
 use super::framing::Framing;
@@ -66,12 +67,23 @@ impl Exchange {
         Self { framing }
     }
 
-    /// A message that is not our response.
-    pub fn handle_message(&self, text: &str) -> Step {
-        let Ok(Incoming::Single(Message::Request(r))) = jsonrpc::decode(text.as_bytes()) else {
+    /// One message of the reply, decoded once by the link: our response ends the
+    /// exchange; a server request is answered (or refused) as in a call by a client that
+    /// gives no input; anything else is not ours.
+    pub fn handle(&self, id: &RequestId, message: Inbound) -> Step {
+        if message.answers(id) {
+            return Step::Done(match message {
+                Inbound::Response { result, .. } => Ok(result),
+                other => Err(RpcError::of(&other).map_or_else(
+                    || CallError::Protocol("the response is not a JSON-RPC response".into()),
+                    |error| self.rpc(error),
+                )),
+            });
+        }
+        let Inbound::Request { id, method, .. } = message else {
             return Step::Continue;
         };
-        match policy::react(&self.framing, false, &r.id, &r.method) {
+        match policy::react(&self.framing, false, &id, &method) {
             // Answered or refused; a refused input request lets the server unwind.
             Reaction::Answer(out) | Reaction::Refuse(out) | Reaction::NoInput(Some(out), _) => {
                 Step::Send(out)
@@ -85,28 +97,23 @@ impl Exchange {
         }
     }
 
-    /// Our response.
-    pub fn handle_response(&self, text: &str) -> Result<Box<RawValue>, CallError> {
-        match jsonrpc::decode(text.as_bytes()) {
-            Ok(Incoming::Single(Message::Response(r))) => Ok(r.result.to_owned()),
-            Ok(Incoming::Single(Message::Error(e))) => {
-                Err(self.rpc(RpcError::from_object(&e.error)))
-            }
-            Ok(_) => Err(CallError::Protocol(
-                "the response is not a JSON-RPC response".into(),
-            )),
-            Err(e) => Err(CallError::Protocol(format!("malformed response: {e}"))),
-        }
-    }
-
-    /// An error status and the JSON-RPC error its body held: `Some` when the core decides
-    /// the outcome (a JSON-RPC error, an expired session), `None` for the driver to report.
-    pub fn handle_status(&self, status: u16, rpc: Option<RpcError>) -> Option<CallError> {
+    /// An error status, the JSON-RPC error its body held and its `WWW-Authenticate`
+    /// challenge: `Some` when the core decides the outcome (a JSON-RPC error, an expired
+    /// session, a refusal of our credentials), `None` for the driver to report.
+    pub fn handle_status(
+        &self,
+        status: u16,
+        rpc: Option<RpcError>,
+        challenge: Option<&str>,
+    ) -> Option<CallError> {
         if super::handshake::expired(&self.framing, status) {
             return Some(CallError::SessionExpired);
         }
         if matches!(status, 401 | 403) {
-            return None;
+            return Some(CallError::Unauthorized {
+                status,
+                challenge: challenge.map(str::to_owned),
+            });
         }
         rpc.map(|error| self.rpc(error))
     }
@@ -115,6 +122,21 @@ impl Exchange {
         let forget_era = matches!(self.framing, Framing::Stateless(_)) && error.says_era_is_stale();
         CallError::Rpc { error, forget_era }
     }
+}
+
+/// Whether a listed tool may be offered in `framing`'s era, and why not: in the 2026 era a
+/// tool whose input schema has an invalid `x-mcp-header` annotation cannot be called (its
+/// `Mcp-Param-*` headers could not be built), so it is not offered.
+pub fn offered(framing: &Framing, tool: &Tool) -> Result<(), String> {
+    if !matches!(framing, Framing::Stateless(_)) {
+        return Ok(());
+    }
+    let schema = tool
+        .input_schema_value()
+        .map_err(|e| format!("its input schema is not JSON: {e}"))?;
+    param_headers(&schema)
+        .map(|_| ())
+        .map_err(|problem| problem.to_string())
 }
 
 /// One page of tools from a `tools/list` result.

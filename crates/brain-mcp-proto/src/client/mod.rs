@@ -28,21 +28,22 @@
 //! take what the server sent, `poll` hands out what the driver must do next, in order.
 
 mod call;
+mod call_wire;
 pub mod era;
 mod framing;
 pub mod handshake;
 pub mod listing;
 mod outgoing;
 mod policy;
+mod result;
 mod rpc_error;
 pub mod stdio;
 
-pub use call::{
-    Action, Call, CallError, CallRequest, InputRequest, Progress, Refusal, read_result,
-};
+pub use call::{Action, Call, CallError, CallRequest, Carrier, InputRequest, Progress, Refusal};
 pub use era::Era;
 pub use framing::Framing;
 pub use outgoing::{Expect, Header, Identity, Outgoing};
+pub use result::{check_result, read_result};
 pub use rpc_error::RpcError;
 
 #[cfg(test)]

@@ -81,6 +81,9 @@ pub struct Outgoing {
     pub resume_attempts: u32,
     /// The headers of a resuming `GET`.
     pub resume_headers: Vec<Header>,
+    /// The progress token the server's notifications for this request carry, if it asks
+    /// for progress (a link that routes messages by token registers it).
+    pub progress_token: Option<RequestId>,
 }
 
 impl Outgoing {
@@ -93,6 +96,7 @@ impl Outgoing {
             idempotent: false,
             resume_attempts: 0,
             resume_headers: Vec::new(),
+            progress_token: None,
         }
     }
 }

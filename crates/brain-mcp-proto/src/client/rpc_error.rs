@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message};
+use crate::jsonrpc::{self, ErrorCode, ErrorObject, Inbound, Incoming, Message};
 use crate::mcp::UnsupportedProtocolVersionData;
 
 /// A JSON-RPC error a server answered with: its code, message and `data`.
@@ -41,6 +41,23 @@ impl RpcError {
                 .data
                 .filter(|d| d.get() != "null")
                 .map(|d| d.to_owned()),
+        }
+    }
+
+    /// The error of `message`, when it is an error response.
+    pub fn of(message: &Inbound) -> Option<Self> {
+        match message {
+            Inbound::Error {
+                code,
+                message,
+                data,
+                ..
+            } => Some(Self {
+                code: *code,
+                message: message.clone(),
+                data: data.clone(),
+            }),
+            _ => None,
         }
     }
 

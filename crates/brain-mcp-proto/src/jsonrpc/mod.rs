@@ -10,6 +10,7 @@ mod encode;
 mod error;
 mod error_code;
 mod id;
+mod inbound;
 mod message;
 #[cfg(test)]
 mod tests;
@@ -22,6 +23,7 @@ pub use encode::{
 pub use error::{DecodeError, DecodeErrorKind};
 pub use error_code::ErrorCode;
 pub use id::RequestId;
+pub use inbound::Inbound;
 pub use message::{ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, Response};
 
 /// The only `jsonrpc` version string MCP uses.

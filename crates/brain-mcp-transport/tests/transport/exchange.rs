@@ -42,7 +42,7 @@ async fn json_reply_with_headers_and_session() {
     assert!(err.is_none());
     assert_eq!(items.len(), 1);
     assert!(items[0].is_final_response);
-    assert_eq!(items[0].text, response(7));
+    assert_eq!(crate::text(&items[0].message), response(7));
     let seen = &server.seen()[0];
     let h = &seen.headers;
     assert_eq!(h["accept"], "application/json, text/event-stream");
@@ -76,13 +76,13 @@ async fn sse_reply_yields_messages_in_order_and_ends_at_our_response() {
     assert_eq!(s.content_type(), ContentType::EventStream);
     let (items, err) = drain(&mut s).await;
     assert!(err.is_none(), "{err:?}");
-    let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    let texts: Vec<String> = items.iter().map(|i| crate::text(&i.message)).collect();
     assert_eq!(texts.len(), 4, "{texts:?}");
     assert_eq!(texts[0], notification(1));
     assert!(texts[1].contains("\"ping\""));
     // A multi-line data field is joined with a newline, and the response to another
     // id is passed on without ending the stream.
-    assert_eq!(texts[2], "{\"jsonrpc\":\"2.0\",\n\"id\":3,\"result\":{}}");
+    assert_eq!(texts[2], "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
     assert!(!items[2].is_final_response);
     assert_eq!(texts[3], response(5));
     assert!(items[3].is_final_response);
@@ -118,8 +118,8 @@ async fn chunked_sse(sep: &'static str) {
     .await;
     let items = exchange(&client(), post(server.url("/mcp"), 1)).await;
     assert_eq!(items.len(), 2, "separator {sep:?}");
-    assert_eq!(items[0].text, notification(1));
-    assert_eq!(items[1].text, response(1));
+    assert_eq!(crate::text(&items[0].message), notification(1));
+    assert_eq!(crate::text(&items[1].message), response(1));
     assert!(items[1].is_final_response);
 }
 
@@ -365,8 +365,8 @@ async fn a_json_batch_reply_is_split_into_messages() {
     .await;
     let items = exchange(&client(), post(server.url("/mcp"), 1)).await;
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0].text, notification(1));
+    assert_eq!(crate::text(&items[0].message), notification(1));
     assert!(!items[0].is_final_response);
-    assert_eq!(items[1].text, response(1));
+    assert_eq!(crate::text(&items[1].message), response(1));
     assert!(items[1].is_final_response);
 }

@@ -18,10 +18,37 @@ mod server;
 mod stdio;
 mod tls;
 
+use brain_mcp_proto::jsonrpc::{self, Inbound};
 use brain_mcp_transport::{
-    ClientConfig, Expect, HttpClient, Inbound, PostReply, PostRequest, ReplyStream, RequestId,
+    ClientConfig, Expect, HttpClient, PostReply, PostRequest, Received, ReplyStream, RequestId,
     TransportError,
 };
+
+/// A decoded message written back as compact JSON (the member order the tests' own
+/// messages use), to compare with what the server sent.
+pub fn text(message: &Inbound) -> String {
+    let bytes = match message {
+        Inbound::Request { id, method, params } => {
+            jsonrpc::encode_request(id, method, params).unwrap()
+        }
+        Inbound::Notification { method, params } => {
+            jsonrpc::encode_notification(method, params.as_deref()).unwrap()
+        }
+        Inbound::Response { id, result } => jsonrpc::encode_response(id, result).unwrap(),
+        Inbound::Error {
+            id,
+            code,
+            message,
+            data,
+        } => {
+            let data: Option<serde_json::Value> = data
+                .as_ref()
+                .map(|d| serde_json::from_str(d.get()).unwrap());
+            jsonrpc::encode_error(id.as_ref(), *code, message, data.as_ref())
+        }
+    };
+    String::from_utf8(bytes).unwrap()
+}
 
 pub fn config() -> ClientConfig {
     {
@@ -74,7 +101,7 @@ pub fn stream(reply: PostReply) -> ReplyStream {
 }
 
 /// Every item until the stream ends; the error (if any) is last.
-pub async fn drain(s: &mut ReplyStream) -> (Vec<Inbound>, Option<TransportError>) {
+pub async fn drain(s: &mut ReplyStream) -> (Vec<Received>, Option<TransportError>) {
     let mut items = Vec::new();
     while let Some(item) = s.next().await {
         match item {
@@ -86,7 +113,7 @@ pub async fn drain(s: &mut ReplyStream) -> (Vec<Inbound>, Option<TransportError>
 }
 
 /// Posts and reads the whole reply, expecting success.
-pub async fn exchange(c: &HttpClient, req: PostRequest) -> Vec<Inbound> {
+pub async fn exchange(c: &HttpClient, req: PostRequest) -> Vec<Received> {
     let mut s = stream(c.post(req).await.expect("post"));
     let (items, err) = drain(&mut s).await;
     assert!(err.is_none(), "unexpected error {err:?}");

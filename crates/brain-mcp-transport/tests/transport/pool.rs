@@ -57,7 +57,7 @@ async fn an_idempotent_request_on_a_stale_connection_is_resent_once() {
     let c = client();
     exchange(&c, post(server.url("/mcp"), 1)).await;
     let items = exchange(&c, post(server.url("/mcp"), 2)).await;
-    assert_eq!(items[0].text, response(2));
+    assert_eq!(crate::text(&items[0].message), response(2));
     assert_eq!(server.accepted(), 2);
     assert_eq!(server.seen().len(), 3);
 }

@@ -51,7 +51,10 @@ async fn ten_thousand_notifications_then_the_response_fit_a_small_budget() {
     assert!(err.is_none(), "{err:?}");
     assert_eq!(items.len(), 10_001);
     for (n, item) in items[..10_000].iter().enumerate() {
-        assert_eq!(item.text, notification(u32::try_from(n).unwrap()));
+        assert_eq!(
+            crate::text(&item.message),
+            notification(u32::try_from(n).unwrap())
+        );
     }
     assert!(items[10_000].is_final_response);
 }

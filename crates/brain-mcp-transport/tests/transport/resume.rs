@@ -61,7 +61,7 @@ async fn a_closed_stream_with_event_ids_resumes_after_retry() {
         "retry honoured"
     );
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0].text, notification(1));
+    assert_eq!(crate::text(&items[0].message), notification(1));
     assert!(items[1].is_final_response);
     assert_eq!(items[1].event_id.as_deref(), Some("e3"));
     assert_eq!(gets.load(Ordering::SeqCst), 1);

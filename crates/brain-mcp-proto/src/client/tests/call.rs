@@ -1,7 +1,9 @@
 use serde_json::{Map, Value, json};
 
-use super::{identity, json as parse};
-use crate::client::{Action, Call, CallError, CallRequest, Expect, Framing, Identity, Refusal};
+use super::{identity, json as parse, msg};
+use crate::client::{
+    Action, Call, CallError, CallRequest, Carrier, Expect, Framing, Identity, Refusal,
+};
 use crate::jsonrpc::{ErrorCode, RequestId};
 use crate::mcp::{ClientCapabilities, ElicitationCapability};
 use crate::version::ProtocolVersion;
@@ -37,10 +39,21 @@ fn start(
             .into_iter()
             .collect(),
     ));
-    let mut request = CallRequest::new("get weather", arguments, RequestId::from("call-1"));
+    let mut request = CallRequest::new("get weather", arguments, "call-1");
     request.meta = Some(scope);
     request.input_schema = Some(Box::leak(Box::new(schema)));
-    Call::start(framing, RequestId::Number(7), &request, who)
+    Call::start(framing, Carrier::Http, RequestId::Number(7), &request, who)
+}
+
+/// Feeding a call the text of one message, as a link does once it decoded it.
+trait Feed {
+    fn feed(&mut self, text: &str);
+}
+
+impl Feed for Call {
+    fn feed(&mut self, text: &str) {
+        self.handle(msg(text));
+    }
 }
 
 fn drain(call: &mut Call) -> Vec<Action> {
@@ -108,9 +121,9 @@ fn the_request_per_era() {
 fn progress_for_our_token_only_with_exact_numbers() {
     let arguments = args();
     let (mut call, _) = start(session(), &identity(), &arguments);
-    call.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"call-1","progress":0.1000000000000000055511151231257827,"total":3,"message":"m"}}"#);
-    call.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":2}}"#);
-    call.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#);
+    call.feed(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"call-1","progress":0.1000000000000000055511151231257827,"total":3,"message":"m"}}"#);
+    call.feed(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":2}}"#);
+    call.feed(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#);
     let actions = drain(&mut call);
     assert_eq!(actions.len(), 1);
     let Action::Progress(p) = &actions[0] else {
@@ -131,8 +144,8 @@ fn progress_for_our_token_only_with_exact_numbers() {
 fn server_requests_in_a_session() {
     let arguments = args();
     let (mut call, _) = start(session(), &identity(), &arguments);
-    call.handle_message(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#);
-    call.handle_message(r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#);
+    call.feed(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#);
+    call.feed(r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#);
     let actions = drain(&mut call);
     let [Action::Send(pong), Action::Send(refusal)] = &actions[..] else {
         panic!("{actions:?}")
@@ -148,7 +161,7 @@ fn server_requests_in_a_session() {
     assert!(!call.is_finished(), "the call goes on");
 
     // Input requests: refused and the call fails, for a client that gives no input...
-    call.handle_message(r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{}}"#);
+    call.feed(r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{}}"#);
     let actions = drain(&mut call);
     assert!(
         matches!(&actions[0], Action::Send(out) if parse(&out.body)["error"]["code"] == -32601)
@@ -160,7 +173,7 @@ fn server_requests_in_a_session() {
 
     // ...handed to the responder otherwise, and answered with what it says.
     let (mut call, _) = start(session(), &with_input(), &arguments);
-    call.handle_message(
+    call.feed(
         r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"message":"ok?"}}"#,
     );
     let actions = drain(&mut call);
@@ -189,7 +202,7 @@ fn server_requests_in_the_2026_era_end_the_call_at_once() {
         ),
     ] {
         let (mut call, _) = start(Framing::Stateless(V2026), &with_input(), &arguments);
-        call.handle_message(message);
+        call.feed(message);
         let actions = drain(&mut call);
         assert_eq!(actions.len(), 1, "nothing is POSTed back in the 2026 era");
         match finished(&actions) {
@@ -204,7 +217,7 @@ fn server_requests_in_the_2026_era_end_the_call_at_once() {
 fn results_and_errors_whatever_carried_them() {
     let arguments = args();
     let (mut call, _) = start(session(), &identity(), &arguments);
-    call.handle_response(
+    call.feed(
         r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"t"}],"isError":true}}"#,
     );
     let actions = drain(&mut call);
@@ -217,10 +230,14 @@ fn results_and_errors_whatever_carried_them() {
     // both say the cached era is stale.
     let stale = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"]}}}"#;
     let (mut in_body, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
-    in_body.handle_response(stale);
+    in_body.feed(stale);
     let from_body = finished(&drain(&mut in_body)).clone().unwrap_err();
     let (mut in_status, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
-    assert!(in_status.handle_status(400, crate::client::RpcError::from_body(stale.as_bytes())));
+    assert!(in_status.handle_status(
+        400,
+        crate::client::RpcError::from_body(stale.as_bytes()),
+        None
+    ));
     let from_status = finished(&drain(&mut in_status)).clone().unwrap_err();
     assert_eq!(from_body, from_status);
     assert!(
@@ -228,7 +245,7 @@ fn results_and_errors_whatever_carried_them() {
     );
     // In a session the same code means nothing about a cached era.
     let (mut old, _) = start(session(), &identity(), &arguments);
-    old.handle_response(stale);
+    old.feed(stale);
     assert!(matches!(
         finished(&drain(&mut old)),
         Err(CallError::Rpc {
@@ -237,22 +254,26 @@ fn results_and_errors_whatever_carried_them() {
         })
     ));
 
-    // Statuses without a JSON-RPC error are the driver's, except a session that is gone.
+    // Statuses without a JSON-RPC error are the driver's, except a session that is gone
+    // and a refusal of our credentials (the tool did not run).
     let (mut call, _) = start(session(), &identity(), &arguments);
-    assert!(!call.handle_status(500, None));
-    assert!(!call.handle_status(401, None));
-    assert!(call.handle_status(404, None));
+    assert!(!call.handle_status(500, None, None));
+    assert!(call.handle_status(404, None, None));
     assert!(matches!(
         finished(&drain(&mut call)),
         Err(CallError::SessionExpired)
     ));
-
-    let (mut call, _) = start(session(), &identity(), &arguments);
-    call.handle_response("{not json");
-    assert!(matches!(
-        finished(&drain(&mut call)),
-        Err(CallError::Protocol(_))
-    ));
+    for status in [401, 403] {
+        let (mut call, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
+        assert!(call.handle_status(status, None, Some("Bearer error=\"invalid_token\"")));
+        match finished(&drain(&mut call)) {
+            Err(e @ CallError::Unauthorized { challenge, .. }) => {
+                assert!(e.tool_did_not_run());
+                assert_eq!(challenge.as_deref(), Some("Bearer error=\"invalid_token\""));
+            }
+            other => panic!("{status}: {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -261,7 +282,7 @@ fn input_required_rounds() {
     let asked = r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"ok?"}}},"requestState":"st-1"}}"#;
     // Without a responder: the call needs input it cannot get.
     let (mut call, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
-    call.handle_response(asked);
+    call.feed(asked);
     assert!(
         matches!(finished(&drain(&mut call)), Err(CallError::NeedsInput(m)) if m.contains("input_required"))
     );
@@ -269,7 +290,7 @@ fn input_required_rounds() {
     // With one: the requests, then a retry with a new id, the answers and the state.
     let who = with_input();
     let (mut call, first) = start(Framing::Stateless(V2026), &who, &arguments);
-    call.handle_response(asked);
+    call.feed(asked);
     let actions = drain(&mut call);
     let [Action::InputRequired { requests, state }] = &actions[..] else {
         panic!("{actions:?}")
@@ -280,36 +301,48 @@ fn input_required_rounds() {
         ("confirm", "elicitation/create")
     );
     assert_eq!(state.as_deref(), Some("st-1"));
-    let mut answers = Map::new();
-    answers.insert(
-        "confirm".into(),
-        json!({"action": "accept", "content": {"ok": true}}),
-    );
-    let request = CallRequest::new("get weather", &arguments, RequestId::from("call-1"));
+    let answers = vec![
+        (
+            "confirm".to_owned(),
+            Ok(json!({"action": "accept", "content": {"ok": true}})),
+        ),
+        (
+            "roots".to_owned(),
+            Err(Refusal::new(ErrorCode::METHOD_NOT_FOUND, "no roots")),
+        ),
+    ];
+    let request = CallRequest::new("get weather", &arguments, "call-1");
     let retry = call.retry(
         RequestId::Number(8),
         &request,
         &who,
-        &answers,
+        answers,
         state.as_deref(),
     );
     let body = parse(&retry.body);
     assert_eq!(body["id"], 8);
-    assert_eq!(body["params"]["inputResponses"], Value::Object(answers));
+    // Each answer under its key; a refusal as an error object.
+    assert_eq!(
+        body["params"]["inputResponses"],
+        json!({
+            "confirm": {"action": "accept", "content": {"ok": true}},
+            "roots": {"error": {"code": -32601, "message": "no roots"}},
+        })
+    );
     assert_eq!(body["params"]["requestState"], "st-1");
     assert_eq!(call.request_id(), &RequestId::Number(8));
     assert!(parse(&first.body)["params"].get("inputResponses").is_none());
-    call.handle_response(
-        r#"{"jsonrpc":"2.0","id":8,"result":{"content":[],"resultType":"complete"}}"#,
-    );
+    call.feed(r#"{"jsonrpc":"2.0","id":8,"result":{"content":[],"resultType":"complete"}}"#);
     assert!(finished(&drain(&mut call)).is_ok());
 
     // A server that keeps asking is cut off.
     let (mut call, _) = start(Framing::Stateless(V2026), &who, &arguments);
     for _ in 0..9 {
-        call.handle_response(asked);
+        // Each round is asked again under the id of the request in flight.
+        let id = serde_json::to_string(call.request_id()).unwrap();
+        call.feed(&asked.replacen("\"id\":7", &format!("\"id\":{id}"), 1));
         let _ = drain(&mut call);
-        let _ = call.retry(RequestId::Number(9), &request, &who, &Map::new(), None);
+        let _ = call.retry(RequestId::Number(9), &request, &who, Vec::new(), None);
     }
     assert!(call.is_finished());
 }
@@ -325,8 +358,84 @@ fn cancelling_per_era() {
     let (call, _) = start(Framing::Stateless(V2026), &identity(), &arguments);
     assert!(
         call.cancel().is_none(),
-        "the 2026 era cancels by closing the stream"
+        "the 2026 era over HTTP cancels by closing the stream"
     );
+    // A child process has no stream to close: a notification in either era, for the
+    // request in flight, until the call has its outcome.
+    let request = CallRequest::new("t", &arguments, "call-1");
+    for framing in [session(), Framing::Stateless(V2026)] {
+        for carrier in [Carrier::Process, Carrier::SharedProcess] {
+            let (mut call, _) = Call::start(
+                framing.clone(),
+                carrier,
+                RequestId::Number(7),
+                &request,
+                &identity(),
+            );
+            let cancel = call
+                .cancel()
+                .expect("a process cancels with a notification");
+            let body = parse(&cancel.body);
+            assert_eq!(body["method"], "notifications/cancelled");
+            assert_eq!(body["params"]["requestId"], 7);
+            call.feed(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#);
+            assert!(call.cancel().is_none(), "{framing:?} {carrier:?}");
+        }
+    }
+}
+
+#[test]
+fn the_progress_token_per_carrier() {
+    // Brain's call id over HTTP and a child of its own (the documented contract); the
+    // first request id, unique in the process, on a child many calls share, where a
+    // reused call id would route one call's progress to another.
+    let arguments = args();
+    let request = CallRequest::new("t", &arguments, "call-1");
+    for (carrier, token) in [
+        (Carrier::Http, json!("call-1")),
+        (Carrier::Process, json!("call-1")),
+        (Carrier::SharedProcess, json!(42)),
+    ] {
+        let (call, out) = Call::start(
+            Framing::Stateless(V2026),
+            carrier,
+            RequestId::Number(42),
+            &request,
+            &identity(),
+        );
+        assert_eq!(parse(&out.body)["params"]["_meta"]["progressToken"], token);
+        assert_eq!(
+            serde_json::to_value(call.progress_token()).unwrap(),
+            token,
+            "{carrier:?}"
+        );
+        assert_eq!(out.progress_token.as_ref(), Some(call.progress_token()));
+    }
+}
+
+#[test]
+fn structured_content_per_era() {
+    // 2025 revisions allow an object only; 2026-07-28 any value; null is none.
+    let arguments = args();
+    for (framing, value, ok) in [
+        (session(), "{\"a\":1}", true),
+        (session(), "[1]", false),
+        (session(), "\"text\"", false),
+        (session(), "null", true),
+        (Framing::Stateless(V2026), "[1]", true),
+        (Framing::Stateless(V2026), "3", true),
+    ] {
+        let (mut call, _) = start(framing.clone(), &identity(), &arguments);
+        call.feed(&format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[],"structuredContent":{value}}}}}"#
+        ));
+        let actions = drain(&mut call);
+        let outcome = finished(&actions);
+        assert_eq!(outcome.is_ok(), ok, "{framing:?} {value}: {outcome:?}");
+        if value == "null" {
+            assert!(outcome.as_ref().unwrap().structured_content.is_none());
+        }
+    }
 }
 
 #[test]
@@ -358,10 +467,16 @@ fn the_borrowed_meta_is_what_the_builder_writes() {
                 serde_json::value::to_raw_value("forged").unwrap(),
             ),
         ];
-        let mut request = CallRequest::new("t", &arguments, RequestId::from("call-1"));
+        let mut request = CallRequest::new("t", &arguments, "call-1");
         request.meta = Some(&extra);
         request.raw_meta = &raw;
-        let (_, out) = Call::start(framing.clone(), RequestId::Number(1), &request, &who);
+        let (_, out) = Call::start(
+            framing.clone(),
+            Carrier::Http,
+            RequestId::Number(1),
+            &request,
+            &who,
+        );
         let sent = String::from_utf8(out.body).unwrap();
 
         // Written out by hand to keep the order: the token, the era's keys as the
@@ -401,15 +516,13 @@ fn a_result_is_read_once_and_checked() {
         (r#"[1]"#, "invalid tools/call result"),
     ] {
         let (mut call, _) = start(session(), &identity(), &arguments);
-        call.handle_response(&format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#));
+        call.feed(&format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#));
         match finished(&drain(&mut call)) {
             Err(CallError::Protocol(m)) => assert!(m.contains(expected), "{result}: {m}"),
             other => panic!("{result}: {other:?}"),
         }
     }
     let (mut call, _) = start(session(), &identity(), &arguments);
-    call.handle_response(
-        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"resultType":"complete"}}"#,
-    );
+    call.feed(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"resultType":"complete"}}"#);
     assert!(finished(&drain(&mut call)).is_ok());
 }

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use super::{identity, json};
+use super::{identity, json, msg};
 use crate::client::era::{self, Era, EraCache, ProbeAnswer, Retry, Verdict};
 use crate::client::{Expect, RpcError};
 use crate::jsonrpc::{ErrorCode, RequestId};
@@ -9,7 +9,7 @@ use crate::version::ProtocolVersion;
 const V2026: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
 fn message(text: &str) -> Verdict {
-    era::verdict(ProbeAnswer::Message(text))
+    era::verdict(ProbeAnswer::Message(&msg(text)))
 }
 
 fn status(status: u16, rpc: Option<&RpcError>) -> Verdict {
@@ -108,8 +108,37 @@ fn error_statuses_with_and_without_json_rpc() {
         challenge: Some("Bearer realm=\"x\""),
         retry_after: None,
     });
-    assert!(matches!(refused, Verdict::Refused(m) if m.contains("401") && m.contains("realm")));
-    assert!(matches!(status(403, None), Verdict::Refused(_)));
+    assert_eq!(
+        refused,
+        Verdict::Unauthorized {
+            status: 401,
+            challenge: Some("Bearer realm=\"x\"".into())
+        }
+    );
+    assert!(matches!(
+        status(403, None),
+        Verdict::Unauthorized { status: 403, .. }
+    ));
+}
+
+#[test]
+fn over_a_child_silence_and_an_early_end_mean_the_handshake_and_unusable_is_final() {
+    // Some stdio servers quit on a first message other than initialize, some ignore it.
+    assert_eq!(
+        era::verdict(ProbeAnswer::Ended),
+        Verdict::Speaks(Era::Handshake)
+    );
+    assert_eq!(
+        era::verdict(ProbeAnswer::Silent),
+        Verdict::Speaks(Era::Handshake)
+    );
+    // A request that cannot be sent as configured is not retried.
+    assert_eq!(
+        era::verdict(ProbeAnswer::Unusable {
+            why: "a redirect to another origin was refused"
+        }),
+        Verdict::Refused("a redirect to another origin was refused".into())
+    );
 }
 
 #[test]

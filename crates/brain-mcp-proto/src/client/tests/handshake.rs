@@ -1,8 +1,20 @@
-use super::{identity, json};
+use super::{identity, json, msg};
 use crate::client::handshake::{self, HandshakeError};
-use crate::client::{Expect, Framing, RpcError};
+use crate::client::listing::{Exchange, Step};
+use crate::client::{CallError, Expect, Framing, RpcError};
 use crate::jsonrpc::{ErrorCode, RequestId};
 use crate::version::ProtocolVersion;
+
+/// What a driver does with the answer to `initialize` (id 1): the exchange reads it, then
+/// the handshake negotiates from its result.
+fn opened(text: &str, session: Option<String>) -> Result<Framing, HandshakeError> {
+    let exchange = Exchange::new(Framing::before_session());
+    match exchange.handle(&RequestId::Number(1), msg(text)) {
+        Step::Done(Ok(result)) => handshake::negotiated(&result, session),
+        Step::Done(Err(CallError::Rpc { error, .. })) => Err(HandshakeError::Refused(error)),
+        other => panic!("{other:?}"),
+    }
+}
 
 #[test]
 fn initialize_offers_the_newest_handshake_version_and_is_not_resent() {
@@ -22,7 +34,7 @@ fn initialize_offers_the_newest_handshake_version_and_is_not_resent() {
 #[test]
 fn the_answer_opens_a_session_at_the_negotiated_version() {
     let ok = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
-    let session = handshake::opened(ok, Some("sid-1".into())).unwrap();
+    let session = opened(ok, Some("sid-1".into())).unwrap();
     assert_eq!(
         session,
         Framing::Handshake {
@@ -46,7 +58,7 @@ fn the_answer_opens_a_session_at_the_negotiated_version() {
 
     let refused =
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"down","data":{"why":1}}}"#;
-    let err = handshake::opened(refused, None).unwrap_err();
+    let err = opened(refused, None).unwrap_err();
     let HandshakeError::Refused(error) = err else {
         panic!("{err:?}")
     };
@@ -62,13 +74,9 @@ fn the_answer_opens_a_session_at_the_negotiated_version() {
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2026-07-28","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-        "not json",
     ] {
         assert!(
-            matches!(
-                handshake::opened(bad, None),
-                Err(HandshakeError::Protocol(_))
-            ),
+            matches!(opened(bad, None), Err(HandshakeError::Protocol(_))),
             "{bad}"
         );
     }

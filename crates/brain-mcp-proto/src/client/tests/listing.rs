@@ -1,4 +1,4 @@
-use super::{identity, json};
+use super::{identity, json, msg};
 use crate::client::listing::{self, Exchange, Step};
 use crate::client::{CallError, Framing, RpcError};
 use crate::jsonrpc::RequestId;
@@ -39,22 +39,34 @@ fn server_requests_follow_the_same_rules_as_in_a_call() {
         session: Some("s".into()),
         version: Some(ProtocolVersion::V2025_11_25),
     });
+    let ours = RequestId::Number(10);
     assert!(matches!(
-        session.handle_message(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        session.handle(&ours, msg(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)),
         Step::Send(_)
     ));
     assert!(matches!(
-        session.handle_message(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#),
+        session.handle(
+            &ours,
+            msg(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#)
+        ),
+        Step::Continue
+    ));
+    // Another id's response is not ours either.
+    assert!(matches!(
+        session.handle(&ours, msg(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#)),
         Step::Continue
     ));
     // In the 2026 era a request on the stream ends the exchange at once, as in a call.
     let modern = Exchange::new(Framing::Stateless(V2026));
     assert!(matches!(
-        modern.handle_message(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        modern.handle(&ours, msg(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)),
         Step::Done(Err(CallError::Protocol(m))) if m.contains("ping")
     ));
     assert!(matches!(
-        modern.handle_message(r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create"}"#),
+        modern.handle(
+            &ours,
+            msg(r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create"}"#)
+        ),
         Step::Done(Err(CallError::NeedsInput(_)))
     ));
 }
@@ -63,9 +75,11 @@ fn server_requests_follow_the_same_rules_as_in_a_call() {
 fn a_stale_era_is_read_alike_from_a_body_and_a_status() {
     let modern = Exchange::new(Framing::Stateless(V2026));
     let stale = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"]}}}"#;
-    let from_body = modern.handle_response(stale).unwrap_err();
+    let Step::Done(Err(from_body)) = modern.handle(&RequestId::Number(3), msg(stale)) else {
+        panic!("the stale answer ends the exchange");
+    };
     let from_status = modern
-        .handle_status(400, RpcError::from_body(stale.as_bytes()))
+        .handle_status(400, RpcError::from_body(stale.as_bytes()), None)
         .expect("the core decides a JSON-RPC error with any status");
     assert_eq!(from_body, from_status);
     assert!(matches!(
@@ -76,12 +90,12 @@ fn a_stale_era_is_read_alike_from_a_body_and_a_status() {
         }
     ));
     assert!(
-        modern.handle_status(500, None).is_none(),
+        modern.handle_status(500, None, None).is_none(),
         "a bare status is the driver's"
     );
-    assert!(
-        modern
-            .handle_status(401, RpcError::from_body(stale.as_bytes()))
-            .is_none()
-    );
+    // A refusal of our credentials, whatever the body says, is the core's verdict.
+    assert!(matches!(
+        modern.handle_status(401, RpcError::from_body(stale.as_bytes()), Some("Bearer")),
+        Some(CallError::Unauthorized { status: 401, .. })
+    ));
 }

@@ -18,3 +18,10 @@ fn identity() -> Identity {
 fn json(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap()
 }
+
+/// One message as a link hands it to the core: decoded once.
+fn msg(text: &str) -> crate::jsonrpc::Inbound {
+    let mut all = crate::jsonrpc::Inbound::decode_all(text).unwrap();
+    assert_eq!(all.len(), 1, "one message");
+    all.remove(0)
+}

@@ -1,19 +1,21 @@
-//! Learning a server's era with `server/discover`, and opening handshake-era sessions:
-//! the drivers of the core's `era` and `handshake` rules.
+//! Learning a server's era, once per server at a time: the driver of the core's `era`
+//! rules over any link (one `server/discover`; over a child, its silence too).
 
-use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
-use brain_mcp_proto::client::handshake::{self, HandshakeError};
-use brain_mcp_proto::client::{Framing, Identity};
-use brain_mcp_transport::{Delivery, ErrorKind, PostReply, TransportError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
+use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
+use brain_mcp_proto::client::{CallError, Identity};
 use tokio::time::Instant;
 
-use crate::client::{McpClient, Target};
-use crate::exchange::{self, CONTROL_BUDGET, StepError};
+use super::error::{Cause, DriverError, Step};
+use super::request::CONTROL_BUDGET;
+use crate::client::McpClient;
+use brain_mcp_transport::TransportError;
+
+use crate::link::Link;
 use crate::observe;
-use crate::session::Session;
 
 /// One gate per server whose era is being probed, so that calls arriving together at a
 /// server the client has not met yet send one probe between them, not one each: the
@@ -84,141 +86,107 @@ impl Drop for ProbeTurn<'_> {
     }
 }
 
-/// The cached era of `target`'s server, if any (noted as read from the cache).
-fn cached(client: &McpClient, target: &Target) -> Option<Era> {
-    let era = client.eras().get(&target.key)?;
-    observe::era(target, era, "cache");
+/// The cached era of the server known as `key`, if any (noted as read from the cache).
+fn cached(client: &McpClient, key: &str, origin: &str) -> Option<Era> {
+    let era = client.eras().get(key)?;
+    observe::era(origin, era, "cache");
     Some(era)
 }
 
-/// The era of `target`'s server: cached, or learned now. Transient answers (408, 429,
-/// 5xx, no answer) are retried until `deadline`, honouring `Retry-After`, and never
-/// cached; when they run out the call fails naming the last answer. Concurrent calls to a
-/// server not yet known share one probe ([`ProbeGates`]).
-pub(crate) async fn era_of(
+/// The era of the server known as `key` (named `origin` in logs): cached, or learned now
+/// with `probe_once`. Transient answers (408, 429, 5xx, no answer) are retried until
+/// `deadline`, honouring `Retry-After`, and never cached; when they run out the call fails
+/// naming the last answer. Concurrent calls to a server not yet known share one probe
+/// ([`ProbeGates`]).
+pub(crate) async fn era_of<F, P>(
     client: &McpClient,
-    target: &Target,
+    key: &str,
+    origin: &str,
     deadline: Instant,
-) -> Result<Era, StepError> {
-    if let Some(era) = cached(client, target) {
+    mut probe_once: F,
+) -> Result<Era, DriverError>
+where
+    F: FnMut() -> P,
+    P: Future<Output = Verdict>,
+{
+    if let Some(era) = cached(client, key, origin) {
         return Ok(era);
     }
-    let _turn = client.probes().turn(&target.key).await;
+    let _turn = client.probes().turn(key).await;
     // Another call may have learned the era while this one waited.
-    if let Some(era) = cached(client, target) {
+    if let Some(era) = cached(client, key, origin) {
         return Ok(era);
     }
     let mut retry = Retry::default();
     loop {
-        match probe(client, target).await {
+        match probe_once().await {
             Verdict::Speaks(era) => {
-                client.eras().set(&target.key, era);
-                observe::era(target, era, "probe");
+                client.eras().set(key, era);
+                observe::era(origin, era, "probe");
                 return Ok(era);
             }
-            Verdict::Refused(message) => return Err(StepError::Refused(message)),
+            Verdict::Unauthorized { status, challenge } => {
+                let error = CallError::Unauthorized { status, challenge };
+                return Err(DriverError::answered(Step::Probe, error, status));
+            }
+            Verdict::Refused(why) => {
+                return Err(DriverError::new(Step::Probe, Cause::Refused(why)));
+            }
             Verdict::Transient { why, retry_after } => {
                 let remaining = deadline.saturating_duration_since(Instant::now());
-                tracing::debug!(target: observe::MCP_TARGET, server = %target.origin(), why = %why, "era probe: no definite answer");
+                tracing::debug!(target: observe::MCP_TARGET, server = %origin, why = %why, "era probe: no definite answer");
                 let Some(wait) = retry.next_wait(retry_after, remaining) else {
-                    return Err(StepError::Unreachable(format!(
-                        "{why} (tried {} time(s); not cached)",
-                        retry.attempts()
-                    )));
+                    let why = format!("{why} (tried {} time(s); not cached)", retry.attempts());
+                    return Err(DriverError::new(Step::Probe, Cause::Unreachable(why)));
                 };
                 tokio::time::sleep(wait).await;
             }
-            _ => return Err(StepError::Protocol("the probe had no verdict".into())),
+            _ => {
+                let error = CallError::Protocol("the probe had no verdict".into());
+                return Err(DriverError::new(Step::Probe, Cause::Core(error)));
+            }
         }
     }
 }
 
-/// Sends one probe and reads the core's verdict on its answer.
-async fn probe(client: &McpClient, target: &Target) -> Verdict {
-    let out = era::probe(client.next_id(), client.identity());
-    match exchange::post(client, target, out, CONTROL_BUDGET).await {
-        Ok(PostReply::Stream(mut stream)) => loop {
-            match stream.next().await {
-                Some(Ok(inbound)) if inbound.is_final_response => {
-                    return era::verdict(ProbeAnswer::Message(&inbound.text));
+/// Sends one probe over `link` as `identity` and reads the core's verdict on the answer;
+/// with `patience`, a child's silence that long is an answer too.
+pub(crate) async fn probe(
+    client: &McpClient,
+    link: &Link,
+    identity: &Identity,
+    patience: Option<Duration>,
+) -> Verdict {
+    let out = era::probe(client.next_id(), identity);
+    let ask = async {
+        let mut replies = match link.request(out, CONTROL_BUDGET).await {
+            Ok(replies) => replies,
+            Err(e) => return verdict_of(link, &e),
+        };
+        loop {
+            match replies.next().await {
+                Some(Ok(received)) if received.is_final_response => {
+                    return era::verdict(ProbeAnswer::Message(&received.message));
                 }
                 // Anything before the answer (a log line) says nothing about the era.
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return verdict_of(&e),
+                Some(Err(e)) => return verdict_of(link, &e),
                 None => return era::verdict(ProbeAnswer::NotAnAnswer),
             }
-        },
-        Ok(PostReply::Accepted) => era::verdict(ProbeAnswer::NotAnAnswer),
-        Err(e) => verdict_of(&e),
+        }
+    };
+    match patience {
+        Some(patience) => tokio::time::timeout(patience, ask)
+            .await
+            .unwrap_or_else(|_| era::verdict(ProbeAnswer::Silent)),
+        None => ask.await,
     }
 }
 
-/// The core's verdict on a transport error to the probe.
-fn verdict_of(e: &TransportError) -> Verdict {
+/// The core's verdict on a link's failure to carry the probe or its answer.
+fn verdict_of(link: &Link, e: &TransportError) -> Verdict {
     let why = e.to_string();
-    let answer = match e.kind() {
-        ErrorKind::Status {
-            status,
-            rpc,
-            www_authenticate,
-            retry_after,
-        } => ProbeAnswer::Status {
-            status: status.as_u16(),
-            rpc: rpc.as_ref(),
-            challenge: www_authenticate.as_deref(),
-            retry_after: *retry_after,
-        },
-        // A reply that is no answer at all: a server that does not know the method.
-        ErrorKind::UnexpectedReply | ErrorKind::InvalidSessionId => ProbeAnswer::NotAnAnswer,
-        // A redirect we refuse, a request we cannot build, a proxy that refuses us for who
-        // we are (407, 403): nothing will change by retrying.
-        ErrorKind::Redirect | ErrorKind::InvalidRequest => {
-            return Verdict::Refused(why);
-        }
-        ErrorKind::Connect if matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407)) => {
-            return Verdict::Refused(why);
-        }
-        _ if e.delivery() == Delivery::Answered => ProbeAnswer::NotAnAnswer,
-        _ => ProbeAnswer::NoAnswer { why: &why },
-    };
-    era::verdict(answer)
-}
-
-/// Opens a handshake-era session as `identity` (its capabilities are declared once, in
-/// `initialize`): `initialize`, then `notifications/initialized`.
-///
-/// The returned [`Session`] closes itself (DELETE) when dropped, including when this
-/// function fails after the server created the session.
-pub(crate) async fn open_session(
-    client: &McpClient,
-    target: &Target,
-    identity: &Identity,
-) -> Result<Session, StepError> {
-    let out = handshake::initialize(client.next_id(), identity);
-    let before = Framing::before_session();
-    let (raw, session_id) = exchange::request(client, target, &before, out)
-        .await
-        .map_err(|(e, _)| e)?;
-    // From here the server may hold a session: the guard ends it whatever happens next.
-    if let Some(id) = &session_id {
-        client.sessions().opened();
-        observe::session_opened(target, id);
-    }
-    let opened = Framing::Handshake {
-        session: session_id.clone(),
-        version: None,
-    };
-    let mut session = Session::new(client.clone(), target.clone(), opened);
-    let framing = handshake::negotiated(&raw, session_id).map_err(|e| match e {
-        HandshakeError::Refused(error) => StepError::Rpc {
-            error,
-            status: None,
-        },
-        other => StepError::Protocol(other.to_string()),
-    })?;
-    session.set_framing(framing);
-    session.notify_initialized().await?;
-    Ok(session)
+    era::verdict(link.probe_answer(e, &why))
 }
 
 #[cfg(test)]

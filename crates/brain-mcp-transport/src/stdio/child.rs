@@ -1,19 +1,28 @@
-//! One running child: its stdin shared by the exchanges that write to it, and one task
-//! that reads its stdout and hands each line to the exchange it belongs to (the core's
-//! [`stdio::route`]). The child is killed when the [`Link`] is dropped.
+//! A child process as a link, the stdio counterpart of [`HttpClient::post`]: its stdin
+//! shared by the exchanges that write to it, and one task that reads its stdout, each line
+//! decoded once, and hands each message to the exchange it belongs to (the client core's
+//! [`stdio::route`]: a response by its id, progress by its token). The child is killed
+//! when the last handle on it goes.
+//!
+//! [`HttpClient::post`]: crate::HttpClient::post
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use brain_mcp_proto::client::stdio::{self, Route};
-use brain_mcp_proto::client::{Framing, Outgoing};
+use brain_mcp_proto::client::{Expect, Framing, Outgoing};
 use brain_mcp_proto::jsonrpc::RequestId;
-use brain_mcp_transport::stdio::{StderrTail, StdioConfig, StdioError, StdioProcess, StdioSender};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::client::CLEANUP_STEP_DEADLINE;
+use super::{StderrTail, StdioConfig, StdioError, StdioProcess, StdioSender};
+use crate::error::{Delivery, ErrorKind, TransportError};
+use crate::stream::Received;
+
+/// How long a message that expects no reply (an answer to a server request, a cancel)
+/// may take to write.
+pub const UNANSWERED_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Messages queued for one exchange. On a child that serves one exchange, the reader then
 /// waits for it to catch up (the child waits too: backpressure, not memory). On a shared
@@ -28,33 +37,18 @@ const INBOX_DEPTH: usize = 32;
 /// no task and no memory each.
 const ANSWERS_IN_FLIGHT: usize = 16;
 
-/// One message for an exchange.
-#[derive(Debug)]
-pub(crate) struct Inbound {
-    /// The line, as the child wrote it.
-    pub(crate) text: String,
-    /// Whether it is the response to the exchange's request.
-    pub(crate) is_final_response: bool,
-}
-
-/// Why an exchange over the link cannot go on.
-#[derive(Clone, Debug)]
-pub(crate) enum LinkError {
-    /// The child ended its output, exited, or its pipes failed.
-    Lost(String),
-    /// The child wrote a line longer than the link's limit (the line was dropped).
-    TooLong(usize),
-}
+/// How long a child closed on purpose gets to exit after its stdin closes.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// Called once when the child's output ends: whether we asked for it (`expected`), and
 /// its stderr.
-pub(crate) type OnEnd = Box<dyn FnOnce(bool, StderrTail) + Send>;
+pub type OnEnd = Box<dyn FnOnce(bool, StderrTail) + Send>;
 
 /// A running child.
 #[derive(Debug)]
-pub(crate) struct Link {
+pub struct ChildLink {
     shared: Arc<Shared>,
-    reader: Option<JoinHandle<()>>,
+    reader: Mutex<Option<JoinHandle<()>>>,
 }
 
 struct Shared {
@@ -71,14 +65,8 @@ struct Shared {
     /// Answers to unattributed server requests not yet written (at most
     /// [`ANSWERS_IN_FLIGHT`]).
     answering: AtomicUsize,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("pid", &self.pid)
-            .finish_non_exhaustive()
-    }
+    /// The most bytes of a message that is not an exchange's response.
+    message_limit: usize,
 }
 
 #[derive(Default)]
@@ -94,16 +82,19 @@ struct Registration {
     key: u64,
     request: RequestId,
     token: Option<RequestId>,
-    tx: mpsc::Sender<Result<Inbound, LinkError>>,
+    tx: mpsc::Sender<Result<Received, TransportError>>,
 }
 
-impl Link {
-    /// Starts the child. `exclusive`: whether it serves one exchange at a time.
-    pub(crate) fn spawn(
+impl ChildLink {
+    /// Starts the child. `exclusive`: whether it serves one exchange at a time;
+    /// `message_limit`: the most bytes of a message that is not a response; `on_end` is
+    /// called once its output ends.
+    pub fn spawn(
         config: StdioConfig,
         exclusive: bool,
+        message_limit: usize,
         on_end: OnEnd,
-    ) -> Result<Self, StdioError> {
+    ) -> Result<Arc<Self>, StdioError> {
         let mut process = StdioProcess::spawn(config)?;
         let sender = process.take_sender();
         let shared = Arc::new(Shared {
@@ -115,69 +106,104 @@ impl Link {
             closing: AtomicBool::new(false),
             next_key: AtomicU64::new(1),
             answering: AtomicUsize::new(0),
+            message_limit,
         });
         let reader = tokio::spawn(read(process, shared.clone(), on_end));
-        Ok(Self {
+        Ok(Arc::new(Self {
             shared,
-            reader: Some(reader),
-        })
+            reader: Mutex::new(Some(reader)),
+        }))
     }
 
     /// Serve many exchanges at once from now on (a 2026-era child); server requests
     /// are answered in `framing` as belonging to no exchange.
-    pub(crate) fn share(&self, framing: Framing) {
+    pub fn share(&self, framing: Framing) {
         self.shared.exclusive.store(false, Ordering::SeqCst);
         self.shared.routes().framing = Some(framing);
     }
 
+    /// Whether the child serves many exchanges at once.
+    pub fn is_shared(&self) -> bool {
+        !self.shared.exclusive.load(Ordering::SeqCst)
+    }
+
     /// Whether the child ending now would be expected (no crash): while it is probed,
     /// a child may quit on purpose.
-    pub(crate) fn expect_end(&self, expected: bool) {
+    pub fn expect_end(&self, expected: bool) {
         self.shared.closing.store(expected, Ordering::SeqCst);
     }
 
     /// The child's recent stderr.
-    pub(crate) fn stderr(&self) -> StderrTail {
+    pub fn stderr(&self) -> StderrTail {
         self.shared.stderr.clone()
     }
 
     /// Whether the child's output has ended.
-    pub(crate) fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         self.shared.routes().ended.is_some()
     }
 
-    /// Registers an exchange: the response to `request` and progress for `token` go to
-    /// the returned inbox (in an exclusive child, server requests too).
-    pub(crate) fn open(&self, request: RequestId, token: Option<RequestId>) -> Inbox {
+    /// Registers the exchange of request `out` (its response, and the progress for its
+    /// token, go to the returned inbox; in an exclusive child, server requests too), then
+    /// writes it. Its response may take `budget` bytes.
+    pub async fn request(&self, out: Outgoing, budget: usize) -> Result<Inbox, TransportError> {
+        let Expect::Response(request) = out.expect.clone() else {
+            return Err(TransportError::new(
+                ErrorKind::InvalidRequest,
+                Delivery::NotSent,
+                "a message without an id cannot be answered",
+            ));
+        };
         let (tx, rx) = mpsc::channel(INBOX_DEPTH);
         let key = self.shared.next_key.fetch_add(1, Ordering::Relaxed);
-        let mut routes = self.shared.routes();
-        if routes.ended.is_none() {
-            routes.boxes.push(Registration {
-                key,
-                request,
-                token,
-                tx,
-            });
+        {
+            let mut routes = self.shared.routes();
+            if routes.ended.is_none() {
+                routes.boxes.push(Registration {
+                    key,
+                    request,
+                    token: out.progress_token.clone(),
+                    tx,
+                });
+            }
         }
-        Inbox {
+        let inbox = Inbox {
             shared: self.shared.clone(),
             key,
             rx,
-        }
+            budget,
+        };
+        self.send(&out.body).await?;
+        Ok(inbox)
     }
 
     /// Writes one message (headers and resume fields mean nothing here).
-    pub(crate) async fn send(&self, out: &Outgoing) -> Result<(), LinkError> {
-        send(&self.shared, &out.body).await
+    pub async fn send(&self, body: &[u8]) -> Result<(), TransportError> {
+        send(&self.shared, body).await
+    }
+
+    /// Writes a message that expects no reply, best effort and bounded by
+    /// [`UNANSWERED_DEADLINE`].
+    pub async fn notify(&self, body: &[u8]) {
+        let _ = tokio::time::timeout(UNANSWERED_DEADLINE, send(&self.shared, body)).await;
     }
 
     /// Ends the child politely: stdin is closed, and it is killed if its output has not
-    /// ended within `grace`.
-    pub(crate) async fn shutdown(mut self, grace: Duration) {
+    /// ended within [`CLOSE_GRACE`] (or at once, when it must not be waited for).
+    pub async fn close(&self) {
+        self.close_within(CLOSE_GRACE).await;
+    }
+
+    /// [`Self::close`] with another grace.
+    pub async fn close_within(&self, grace: Duration) {
         self.shared.closing.store(true, Ordering::SeqCst);
         drop(self.shared.sender.lock().await.take());
-        if let Some(mut reader) = self.reader.take()
+        let reader = self
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut reader) = reader
             && tokio::time::timeout(grace, &mut reader).await.is_err()
         {
             reader.abort();
@@ -185,11 +211,16 @@ impl Link {
     }
 }
 
-impl Drop for Link {
+impl Drop for ChildLink {
     fn drop(&mut self) {
         // The reader owns the process: aborting it drops the process, which kills it.
         self.shared.closing.store(true, Ordering::SeqCst);
-        if let Some(reader) = self.reader.take() {
+        let reader = self
+            .reader
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(reader) = reader {
             reader.abort();
         }
     }
@@ -201,27 +232,39 @@ impl Shared {
     }
 }
 
-async fn send(shared: &Shared, body: &[u8]) -> Result<(), LinkError> {
+async fn send(shared: &Shared, body: &[u8]) -> Result<(), TransportError> {
     let mut sender = shared.sender.lock().await;
     let Some(sender) = sender.as_mut() else {
-        return Err(LinkError::Lost("the server's input is closed".into()));
+        return Err(TransportError::new(
+            ErrorKind::Io,
+            Delivery::NotSent,
+            "the server's input is closed",
+        ));
     };
-    sender
-        .send(body)
-        .await
-        .map_err(|e| LinkError::Lost(format!("writing to the server failed: {e}")))
+    sender.send(body).await.map_err(|e| {
+        TransportError::new(
+            ErrorKind::Io,
+            Delivery::MaybeSent,
+            format!("writing to the server failed: {e}"),
+        )
+    })
 }
 
-/// The reader: routes every line until the output ends, then fails every exchange
+/// The reader: routes every message until the output ends, then fails every exchange
 /// still waiting.
 async fn read(mut process: StdioProcess, shared: Arc<Shared>, on_end: OnEnd) {
     let why = loop {
         match process.recv().await {
-            Some(Ok(text)) => deliver(&shared, text).await,
+            Some(Ok(received)) => deliver(&shared, received).await,
             Some(Err(StdioError::LineTooLong { limit })) => {
                 let targets: Vec<_> = shared.routes().boxes.iter().map(|r| r.tx.clone()).collect();
                 for tx in targets {
-                    hand(&shared, &tx, Err(LinkError::TooLong(limit)), true).await;
+                    let too_long = TransportError::new(
+                        ErrorKind::BodyTooLarge { limit },
+                        Delivery::MaybeSent,
+                        format!("the server wrote a line longer than {limit} bytes"),
+                    );
+                    hand(&shared, &tx, Err(too_long), true).await;
                 }
             }
             Some(Err(e)) => break format!("reading from the server failed: {e}"),
@@ -243,9 +286,9 @@ async fn read(mut process: StdioProcess, shared: Arc<Shared>, on_end: OnEnd) {
     on_end(expected, shared.stderr.clone());
 }
 
-/// Hands one line to the exchange it belongs to.
-async fn deliver(shared: &Arc<Shared>, text: String) {
-    let route = stdio::route(&text);
+/// Hands one message to the exchange it belongs to.
+async fn deliver(shared: &Arc<Shared>, mut received: Received) {
+    let route = stdio::route(&received.message);
     let exclusive = shared.exclusive.load(Ordering::SeqCst);
     let target = {
         let routes = shared.routes();
@@ -265,17 +308,15 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
                     .clone()
                     .unwrap_or_else(Framing::before_session);
                 drop(routes);
-                if let Some(answer) = stdio::unattributed(&framing, &text)
+                if let Some(answer) = stdio::unattributed(&framing, &received.message)
                     && let Some(slot) = AnswerSlot::take(shared)
                 {
                     // Off the reader: a child that does not read its input must not stop
                     // us from reading its output. Bounded in number and in time.
                     tokio::spawn(async move {
-                        let _ = tokio::time::timeout(
-                            CLEANUP_STEP_DEADLINE,
-                            send(&slot.0, &answer.body),
-                        )
-                        .await;
+                        let _ =
+                            tokio::time::timeout(UNANSWERED_DEADLINE, send(&slot.0, &answer.body))
+                                .await;
                     });
                 }
                 return;
@@ -283,12 +324,9 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
             _ => None,
         }
     };
-    if let Some((tx, is_final_response)) = target {
-        let inbound = Ok(Inbound {
-            text,
-            is_final_response,
-        });
-        hand(shared, &tx, inbound, is_final_response).await;
+    if let Some((tx, last)) = target {
+        received.is_final_response = last;
+        hand(shared, &tx, Ok(received), last).await;
     }
 }
 
@@ -299,8 +337,8 @@ async fn deliver(shared: &Arc<Shared>, text: String) {
 /// (by an earlier response, which ends the exchange first).
 async fn hand(
     shared: &Shared,
-    tx: &mpsc::Sender<Result<Inbound, LinkError>>,
-    item: Result<Inbound, LinkError>,
+    tx: &mpsc::Sender<Result<Received, TransportError>>,
+    item: Result<Received, TransportError>,
     last: bool,
 ) {
     if shared.exclusive.load(Ordering::SeqCst) {
@@ -332,35 +370,52 @@ impl Drop for AnswerSlot {
     }
 }
 
-/// What one exchange receives.
+/// What one exchange receives: the stdio counterpart of a [`ReplyStream`].
+///
+/// [`ReplyStream`]: crate::ReplyStream
 #[derive(Debug)]
-pub(crate) struct Inbox {
+pub struct Inbox {
     shared: Arc<Shared>,
     key: u64,
-    rx: mpsc::Receiver<Result<Inbound, LinkError>>,
+    rx: mpsc::Receiver<Result<Received, TransportError>>,
+    /// The most bytes of the exchange's response.
+    budget: usize,
 }
 
 impl Inbox {
-    /// The next message for the exchange; the end of the child is an error.
-    pub(crate) async fn next(&mut self) -> Result<Inbound, LinkError> {
-        match self.rx.recv().await {
-            Some(item) => item,
-            None => Err(LinkError::Lost(
-                self.shared
+    /// The next message for the exchange, within its limits (as over HTTP: the response
+    /// spends the exchange's budget, any other message is capped on its own); the end of
+    /// the child is an error ([`ErrorKind::StreamEnded`]).
+    pub async fn next(&mut self) -> Result<Received, TransportError> {
+        let received = match self.rx.recv().await {
+            Some(item) => item?,
+            None => {
+                let why = self
+                    .shared
                     .routes()
                     .ended
                     .clone()
-                    .unwrap_or_else(|| "the server closed its output".to_owned()),
-            )),
+                    .unwrap_or_else(|| "the server closed its output".to_owned());
+                return Err(TransportError::new(
+                    ErrorKind::StreamEnded,
+                    Delivery::MaybeSent,
+                    format!("the server process ended ({why})"),
+                ));
+            }
+        };
+        let (limit, what) = if received.is_final_response {
+            (self.budget, "a response")
+        } else {
+            (self.shared.message_limit, "a message during the call")
+        };
+        if received.bytes > limit {
+            return Err(TransportError::new(
+                ErrorKind::BodyTooLarge { limit },
+                Delivery::MaybeSent,
+                format!("the server sent {what} longer than {limit} bytes"),
+            ));
         }
-    }
-
-    /// The exchange's request is now `request` (an `input_required` round).
-    pub(crate) fn retarget(&mut self, request: RequestId) {
-        let mut routes = self.shared.routes();
-        if let Some(r) = routes.boxes.iter_mut().find(|r| r.key == self.key) {
-            r.request = request;
-        }
+        Ok(received)
     }
 }
 
@@ -368,6 +423,14 @@ impl Drop for Inbox {
     fn drop(&mut self) {
         let key = self.key;
         self.shared.routes().boxes.retain(|r| r.key != key);
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
     }
 }
 

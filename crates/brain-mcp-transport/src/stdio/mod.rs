@@ -13,7 +13,14 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod child;
+
+pub use child::{CLOSE_GRACE, ChildLink, Inbox, OnEnd, UNANSWERED_DEADLINE};
+
+use brain_mcp_proto::jsonrpc::Inbound;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+use crate::stream::Received;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
@@ -138,6 +145,8 @@ pub struct StdioProcess {
     /// The rest of an over-long line is being discarded.
     skipping: bool,
     line: Vec<u8>,
+    /// Messages of a batch line not handed out yet.
+    decoded: VecDeque<Received>,
 }
 
 impl StdioProcess {
@@ -194,6 +203,7 @@ impl StdioProcess {
             skipped: 0,
             skipping: false,
             line: Vec::new(),
+            decoded: VecDeque::new(),
         })
     }
 
@@ -213,10 +223,14 @@ impl StdioProcess {
         stdin.flush().await.map_err(StdioError::Io)
     }
 
-    /// The next JSON-RPC line from stdout; `None` when stdout closes. Other lines are
+    /// The next JSON-RPC message from stdout, decoded once (a batch line gives its
+    /// messages one by one); `None` when stdout closes. Lines that are not JSON-RPC are
     /// skipped and counted ([`skipped_lines`](Self::skipped_lines)).
-    pub async fn recv(&mut self) -> Option<Result<String, StdioError>> {
+    pub async fn recv(&mut self) -> Option<Result<Received, StdioError>> {
         loop {
+            if let Some(next) = self.decoded.pop_front() {
+                return Some(Ok(next));
+            }
             match self.read_line().await {
                 Err(e) => return Some(Err(e)),
                 Ok(false) => return None,
@@ -231,11 +245,13 @@ impl StdioProcess {
             }
             let text = String::from_utf8(line)
                 .map(|text| brain_mcp_proto::text::repair_lone_surrogates(&text).unwrap_or(text));
-            let is_rpc = text
-                .as_ref()
-                .is_ok_and(|t| brain_mcp_proto::jsonrpc::decode(t.as_bytes()).is_ok());
-            match text {
-                Ok(text) if is_rpc => return Some(Ok(text)),
+            let bytes = text.as_ref().map_or(0, String::len);
+            match text.map(|t| Inbound::decode_all(&t)) {
+                Ok(Ok(messages)) => {
+                    let each = bytes / messages.len().max(1);
+                    self.decoded
+                        .extend(messages.into_iter().map(|m| Received::new(m, false, each)));
+                }
                 _ => {
                     self.skipped += 1;
                     tracing::debug!(skipped = self.skipped, "skipped a non-JSON-RPC stdout line");

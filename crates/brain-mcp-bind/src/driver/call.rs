@@ -1,0 +1,183 @@
+//! The one call loop: a `tools/call` of the core's [`Call`] machine driven over a channel,
+//! whatever carries it, from the request to its outcome.
+
+use brain_mcp_proto::client::{Action, Call, CallError, CallRequest, Identity, Outgoing, Refusal};
+use brain_mcp_proto::jsonrpc::ErrorCode;
+use brain_mcp_proto::mcp::CallToolResult;
+use brain_mcp_proto::text::FRAGMENT_LIMIT;
+use brain_tools_core::ExecContext;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::error::{Cause, DriverError, Step, safe};
+use super::session::Channel;
+use crate::client::McpClient;
+use brain_mcp_transport::TransportError;
+
+use super::request::ended;
+use crate::link;
+use crate::observe;
+use crate::responder::Responder;
+
+/// Who answers a server's requests for user input: the executor's responder, or nobody
+/// (a refusal: Brain's bindings have no user).
+#[derive(Clone, Copy)]
+pub(crate) struct Asker<'a>(pub(crate) Option<&'a dyn Responder>);
+
+impl Asker<'_> {
+    async fn ask(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
+        match self.0 {
+            Some(responder) => responder.answer(method, params).await,
+            None => Err(Refusal::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("{method} is not supported: this client has no user to ask"),
+            )),
+        }
+    }
+}
+
+/// What the loop does once the core's actions for a message are handled.
+enum Next {
+    /// Read the next message.
+    Read,
+    /// Send this `tools/call` (an `input_required` round under a new id) and read its reply.
+    Resend(Outgoing),
+    /// The call is over.
+    Done(Result<CallToolResult, CallError>),
+}
+
+/// What one call needs besides its channel.
+pub(crate) struct Calling<'a> {
+    pub(crate) client: &'a McpClient,
+    pub(crate) identity: &'a Identity,
+    pub(crate) asker: Asker<'a>,
+    pub(crate) request: &'a CallRequest<'a>,
+    pub(crate) ctx: &'a ExecContext<'a>,
+    /// The read budget of each response.
+    pub(crate) budget: usize,
+    /// The era cache key of the server, forgotten when the core says the era is stale.
+    pub(crate) key: &'a str,
+}
+
+/// Runs the call on `channel`: every POST (one, or more for `input_required` rounds),
+/// every message of every reply; notes on the call's span how many exchanges it took and
+/// the bytes received.
+pub(crate) async fn call(
+    channel: &mut Channel,
+    calling: &Calling<'_>,
+) -> Result<CallToolResult, DriverError> {
+    let (mut call, out) = Call::start(
+        channel.framing.clone(),
+        channel.link.carrier(),
+        calling.client.next_id(),
+        calling.request,
+        calling.identity,
+    );
+    calling.ctx.mark_sent();
+    let mut traffic = (0u64, 0u64);
+    let outcome = run(channel, calling, &mut call, out, &mut traffic).await;
+    // Nothing to cancel once the core has the outcome (an answer, or a refusal).
+    channel.cleanup.in_flight = call.in_flight();
+    observe::call_traffic(traffic.0, traffic.1);
+    outcome.inspect_err(|e| {
+        if let Cause::Core(CallError::Rpc {
+            forget_era: true, ..
+        }) = &e.cause
+        {
+            calling.client.eras().forget(calling.key);
+        }
+    })
+}
+
+async fn run(
+    channel: &mut Channel,
+    calling: &Calling<'_>,
+    call: &mut Call,
+    mut out: Outgoing,
+    (exchanges, bytes_in): &mut (u64, u64),
+) -> Result<CallToolResult, DriverError> {
+    loop {
+        channel.cleanup.in_flight = call.in_flight();
+        *exchanges += 1;
+        let mut replies = match channel.link.request(out, calling.budget).await {
+            Ok(replies) => replies,
+            Err(e) => return Err(failed(call, e)),
+        };
+        loop {
+            let received = match replies.next().await {
+                Some(Ok(received)) => received,
+                Some(Err(e)) => return Err(failed(call, e)),
+                None => return Err(DriverError::new(Step::Call, Cause::Core(ended()))),
+            };
+            *bytes_in += received.bytes as u64;
+            call.handle(received.message);
+            match act(channel, calling, call).await {
+                Next::Read => {}
+                Next::Resend(next) => {
+                    out = next;
+                    break;
+                }
+                Next::Done(outcome) => {
+                    return outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e)));
+                }
+            }
+        }
+    }
+}
+
+/// Does what the core asks after one message, in order: answers and refusals go out
+/// (best effort), progress goes to the caller (its message made safe), requests for user
+/// input go to the asker.
+async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next {
+    while let Some(action) = call.poll() {
+        match action {
+            Action::Send(answer) => channel.link.notify(answer).await,
+            Action::Progress(p) => {
+                let secrets = channel.link.secrets();
+                let message = p.message.map(|m| safe(secrets, &m, FRAGMENT_LIMIT));
+                calling.ctx.progress.report(p.progress, p.total, message);
+            }
+            Action::Ask { id, method, params } => {
+                let answer = calling.asker.ask(&method, params.as_deref()).await;
+                let reply = call.answer(&id, answer);
+                channel.link.notify(reply).await;
+            }
+            Action::InputRequired { requests, state } => {
+                let mut answers = Vec::with_capacity(requests.len());
+                for asked in requests {
+                    let answer = calling
+                        .asker
+                        .ask(&asked.method, asked.params.as_deref())
+                        .await;
+                    answers.push((asked.key, answer));
+                }
+                let id = calling.client.next_id();
+                let next = call.retry(
+                    id,
+                    calling.request,
+                    calling.identity,
+                    answers,
+                    state.as_deref(),
+                );
+                return Next::Resend(next);
+            }
+            Action::Finished(outcome) => return Next::Done(outcome),
+            _ => {}
+        }
+    }
+    Next::Read
+}
+
+/// A link failure during the call, unless the core decides what its status means.
+fn failed(call: &mut Call, e: TransportError) -> DriverError {
+    if let Some((status, rpc, challenge)) = link::status(&e)
+        && call.handle_status(status, rpc, challenge)
+    {
+        while let Some(action) = call.poll() {
+            if let Action::Finished(Err(decided)) = action {
+                return DriverError::answered(Step::Call, decided, status);
+            }
+        }
+    }
+    DriverError::new(Step::Call, Cause::Link(e))
+}

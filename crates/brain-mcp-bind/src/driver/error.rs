@@ -1,0 +1,218 @@
+//! The driver's one error: which step failed and why, and whether the message may have
+//! reached the server. It becomes a Brain failure (kind, `unknown_outcome`, a safe
+//! message) here, in one place; discovery and the host read the same error.
+
+use brain_mcp_proto::client::{CallError, RpcError};
+use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets, cut};
+use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
+use brain_tools_core::{ErrorKind, ToolFailure};
+
+use crate::convert::ConvertError;
+
+/// Which step of the work with a server failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Learning the era (`server/discover`), or starting a child to ask.
+    Probe,
+    /// Opening a session: `initialize` and `notifications/initialized`, or a child.
+    Handshake,
+    /// One page of `tools/list` (numbered from 1).
+    List(usize),
+    /// The `tools/call` itself.
+    Call,
+}
+
+/// Why a step failed.
+#[derive(Debug)]
+pub(crate) enum Cause {
+    /// The link failed; it says whether the message may have reached the server.
+    Link(TransportError),
+    /// The core's verdict on what the server answered.
+    Core(CallError),
+    /// The era probe got no definite answer in time (retried as the core allows).
+    Unreachable(String),
+    /// The request cannot reach the server as configured (the probe's verdict).
+    Refused(String),
+    /// A child could not be started (`started` false) or its session opened.
+    Start {
+        /// What went wrong.
+        why: String,
+        /// Whether a child ran (its handshake failed) or none could be started.
+        started: bool,
+    },
+    /// The result holds content Brain does not carry, or malformed content.
+    Content(ConvertError),
+}
+
+/// A failed step.
+#[derive(Debug)]
+pub(crate) struct DriverError {
+    pub(crate) step: Step,
+    pub(crate) cause: Cause,
+    /// The HTTP error status the core's verdict came with, for the message.
+    pub(crate) status: Option<u16>,
+}
+
+impl DriverError {
+    pub(crate) fn new(step: Step, cause: Cause) -> Self {
+        Self {
+            step,
+            cause,
+            status: None,
+        }
+    }
+
+    /// The core's verdict on an error status the server answered with.
+    pub(crate) fn answered(step: Step, error: CallError, status: u16) -> Self {
+        Self {
+            step,
+            cause: Cause::Core(error),
+            status: Some(status),
+        }
+    }
+
+    /// Whether the step's message may have reached the server. A refusal of our
+    /// credentials is an answer, but the server acted on nothing.
+    pub(crate) fn delivery(&self) -> Delivery {
+        match &self.cause {
+            Cause::Link(e) => e.delivery(),
+            Cause::Unreachable(_) | Cause::Refused(_) => Delivery::NotSent,
+            Cause::Start { started, .. } if !started => Delivery::NotSent,
+            Cause::Core(_) | Cause::Start { .. } | Cause::Content(_) => Delivery::Answered,
+        }
+    }
+
+    /// Whether the tool may have run: only once `tools/call` may have reached the server,
+    /// and not when the server refused it before acting.
+    fn may_have_run(&self) -> bool {
+        self.step == Step::Call
+            && self.delivery() != Delivery::NotSent
+            && !matches!(&self.cause, Cause::Core(e) if e.tool_did_not_run())
+    }
+
+    /// The Brain failure: its kind, `unknown_outcome`, and a message with every secret of
+    /// `secrets` removed from the server's words, which are cut to fit.
+    pub(crate) fn to_failure(&self, secrets: &Secrets) -> ToolFailure {
+        let message = self.message(secrets);
+        let kind = self.kind();
+        if self.may_have_run() {
+            ToolFailure::after_send(kind, message)
+        } else {
+            ToolFailure::before_send(kind, message)
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        let before_call = self.step != Step::Call;
+        match &self.cause {
+            Cause::Core(CallError::Unauthorized { .. })
+            | Cause::Unreachable(_)
+            | Cause::Refused(_)
+            | Cause::Start { started: false, .. } => ErrorKind::ConnectFailed,
+            Cause::Link(e) if e.delivery() == Delivery::NotSent => ErrorKind::ConnectFailed,
+            Cause::Link(e) if before_call => {
+                // A handshake step that got an answer reached the server's logic.
+                if e.delivery() == Delivery::Answered {
+                    ErrorKind::HandshakeFailed
+                } else {
+                    ErrorKind::ConnectFailed
+                }
+            }
+            _ if before_call => ErrorKind::HandshakeFailed,
+            Cause::Link(e) => match e.kind() {
+                TransportKind::BodyTooLarge { .. } => ErrorKind::OutputTooLarge,
+                TransportKind::Io | TransportKind::StreamEnded | TransportKind::Timeout => {
+                    ErrorKind::ConnectionLost
+                }
+                _ => ErrorKind::ProtocolError,
+            },
+            Cause::Core(CallError::Rpc { .. }) => ErrorKind::RpcError,
+            Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
+            Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
+            Cause::Content(ConvertError::Unsupported(_)) => ErrorKind::UnsupportedContent,
+            Cause::Core(_) | Cause::Content(_) | Cause::Start { .. } => ErrorKind::ProtocolError,
+        }
+    }
+
+    /// What went wrong, in Brain's words, the server's own words made safe.
+    pub(crate) fn message(&self, secrets: &Secrets) -> String {
+        let safe = |text: &str| safe(secrets, text, MESSAGE_LIMIT);
+        let call = self.step == Step::Call;
+        match &self.cause {
+            Cause::Link(e) => safe(&e.to_string()),
+            Cause::Core(CallError::Rpc { error, .. }) if self.step == Step::Handshake => {
+                format!(
+                    "the server refused the handshake: {}",
+                    rpc_text(secrets, error, self.status)
+                )
+            }
+            Cause::Core(CallError::Rpc { error, .. }) => {
+                format!(
+                    "the server answered with {}",
+                    rpc_text(secrets, error, self.status)
+                )
+            }
+            Cause::Core(CallError::Unauthorized { status, challenge }) => {
+                let challenge = challenge
+                    .as_deref()
+                    .map(|c| format!("; WWW-Authenticate: {}", safe(c)))
+                    .unwrap_or_default();
+                let ran = if call {
+                    ", so the tool did not run"
+                } else {
+                    ""
+                };
+                format!("the server refused the credentials{ran} ({status}{challenge})")
+            }
+            Cause::Core(CallError::SessionExpired) if call => {
+                "the server ended the session during the call (404 with a session id)".into()
+            }
+            Cause::Core(CallError::SessionExpired) => {
+                "the server ended the session before the call was sent".into()
+            }
+            Cause::Core(e) => safe(&e.to_string()),
+            Cause::Unreachable(m) | Cause::Refused(m) | Cause::Start { why: m, .. } => safe(m),
+            Cause::Content(ConvertError::Unsupported(m) | ConvertError::Malformed(m)) => safe(m),
+        }
+    }
+
+    /// The step, as messages name it.
+    pub(crate) fn step_name(&self) -> String {
+        match self.step {
+            Step::Probe => "server/discover (learning the protocol era)".into(),
+            Step::Handshake => "initialize".into(),
+            Step::List(page) => format!("tools/list (page {page})"),
+            Step::Call => "tools/call".into(),
+        }
+    }
+}
+
+/// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the
+/// server's strings redacted (data on its decoded strings, so escapes cannot hide a
+/// secret) and cut to [`FRAGMENT_LIMIT`] bytes.
+pub(crate) fn rpc_text(secrets: &Secrets, error: &RpcError, status: Option<u16>) -> String {
+    let mut text = format!(
+        "error {}: {}",
+        error.code.0,
+        safe(secrets, &error.message, FRAGMENT_LIMIT)
+    );
+    if let Some(status) = status {
+        text.push_str(&format!(" (HTTP {status})"));
+    }
+    if let Some(data) = &error.data {
+        let data = secrets
+            .redact_json(data)
+            .map_or_else(|| "(withheld)".to_owned(), |d| d.get().to_owned());
+        text.push_str(&format!(
+            " (data: {})",
+            safe(secrets, &data, FRAGMENT_LIMIT)
+        ));
+    }
+    text
+}
+
+/// `text` without the secrets, then cut to `max` bytes (in that order, so a cut never
+/// leaves part of a secret).
+pub(crate) fn safe(secrets: &Secrets, text: &str, max: usize) -> String {
+    cut(&secrets.redact(text), max).into_owned()
+}

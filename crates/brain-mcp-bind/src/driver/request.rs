@@ -1,0 +1,56 @@
+//! A request without side effects (`initialize`, a page of `tools/list`) over a link: the
+//! core's `listing::Exchange` reads each message of the reply, answers server requests on
+//! the way, and says what the answer means, from a 2xx body or an error status alike.
+
+use brain_mcp_proto::client::listing::{Exchange, Step as Read};
+use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing};
+use serde_json::value::RawValue;
+
+use brain_mcp_transport::TransportError;
+
+use super::error::{Cause, DriverError, Step};
+use crate::link::{self, Link};
+
+/// Bytes a discovery or handshake exchange may read (the tool list can be large).
+pub(crate) const CONTROL_BUDGET: usize = 8 * 1024 * 1024;
+
+/// Sends `out` in `framing` as `step`, and returns the result and the session id the reply
+/// carried.
+pub(crate) async fn request(
+    link: &Link,
+    framing: &Framing,
+    out: Outgoing,
+    step: Step,
+) -> Result<(Box<RawValue>, Option<String>), DriverError> {
+    let Expect::Response(id) = out.expect.clone() else {
+        let error = CallError::Protocol("a request without an id cannot be answered".into());
+        return Err(DriverError::new(step, Cause::Core(error)));
+    };
+    let exchange = Exchange::new(framing.clone());
+    let failed = |e: TransportError| match link::status(&e) {
+        Some((status, rpc, challenge)) => match exchange.handle_status(status, rpc, challenge) {
+            Some(decided) => DriverError::answered(step, decided, status),
+            None => DriverError::new(step, Cause::Link(e)),
+        },
+        None => DriverError::new(step, Cause::Link(e)),
+    };
+    let mut replies = link.request(out, CONTROL_BUDGET).await.map_err(&failed)?;
+    let session = replies.session_id().map(str::to_owned);
+    loop {
+        let Some(received) = replies.next().await else {
+            return Err(DriverError::new(step, Cause::Core(ended())));
+        };
+        let received = received.map_err(&failed)?;
+        match exchange.handle(&id, received.message) {
+            Read::Done(Ok(result)) => return Ok((result, session)),
+            Read::Done(Err(e)) => return Err(DriverError::new(step, Cause::Core(e))),
+            Read::Send(answer) => link.notify(answer).await,
+            _ => {}
+        }
+    }
+}
+
+/// The core's verdict on a reply that ended before its response.
+pub(crate) fn ended() -> CallError {
+    CallError::Protocol("the reply ended before the response arrived".into())
+}

@@ -1,0 +1,149 @@
+//! Opening a handshake-era session over a link, and the one guard that ends what an
+//! exchange leaves behind, whatever ends it (success, error, timeout, cancel, drop).
+
+use brain_mcp_proto::client::handshake::{self, HandshakeError};
+use brain_mcp_proto::client::{Call, CallError, Framing, Identity};
+use brain_mcp_proto::jsonrpc::RequestId;
+use tracing::Instrument;
+
+use super::error::{Cause, DriverError, Step};
+use super::request::request;
+use crate::client::McpClient;
+use crate::link::Link;
+use crate::observe;
+
+/// Where an exchange runs: the link, the framing its requests carry, and the guard that
+/// cleans up after it.
+#[derive(Debug)]
+pub(crate) struct Channel {
+    pub(crate) link: Link,
+    pub(crate) framing: Framing,
+    pub(crate) cleanup: Cleanup,
+}
+
+impl Channel {
+    /// The link and framing, with nothing left to clean up: the caller takes the session
+    /// over (a pooled child keeps its session until a call takes it).
+    pub(crate) fn into_parts(self) -> (Link, Framing) {
+        let Self {
+            link,
+            framing,
+            mut cleanup,
+        } = self;
+        cleanup.in_flight = None;
+        cleanup.ends_session = false;
+        (link, framing)
+    }
+
+    /// A channel with nothing to end (a 2026-era server: no session).
+    pub(crate) fn sessionless(client: &McpClient, link: Link, framing: Framing) -> Self {
+        let cleanup = Cleanup::new(client, link.clone(), framing.clone(), false);
+        Self {
+            link,
+            framing,
+            cleanup,
+        }
+    }
+}
+
+/// Ends what an exchange leaves behind when dropped, off the caller's path: the core's
+/// cancel for a request still in flight, then the end of the session (its `DELETE`, or
+/// the child that is the session), each bounded, in a task the client tracks.
+#[derive(Debug)]
+pub(crate) struct Cleanup {
+    client: McpClient,
+    link: Link,
+    framing: Framing,
+    /// The request to cancel if the exchange ends before it is answered.
+    pub(crate) in_flight: Option<RequestId>,
+    /// Whether the session is the exchange's to end.
+    ends_session: bool,
+}
+
+impl Cleanup {
+    pub(crate) fn new(
+        client: &McpClient,
+        link: Link,
+        framing: Framing,
+        ends_session: bool,
+    ) -> Self {
+        Self {
+            client: client.clone(),
+            link,
+            framing,
+            in_flight: None,
+            ends_session,
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let carrier = self.link.carrier();
+        let cancel = self
+            .in_flight
+            .take()
+            .and_then(|id| Call::cancel_of(&self.framing, carrier, id));
+        if cancel.is_none() && !self.ends_session {
+            return;
+        }
+        let link = self.link.clone();
+        let framing = self.framing.clone();
+        let ends_session = self.ends_session;
+        // The cleanup's events belong to the call (or discovery) that opened the session.
+        let parent = tracing::Span::current();
+        let work = async move {
+            if let Some(cancel) = cancel {
+                observe::cancel_sent();
+                link.notify(cancel).await;
+            }
+            if ends_session {
+                link.end(&framing).await;
+            }
+        };
+        self.client.spawn_cleanup(work.instrument(parent));
+    }
+}
+
+/// Opens a handshake-era session over `link` as `identity` (its capabilities are declared
+/// once, in `initialize`): `initialize`, then `notifications/initialized`. The channel's
+/// guard ends the session when dropped, including when this fails after the server
+/// created one.
+pub(crate) async fn open_session(
+    client: &McpClient,
+    link: Link,
+    identity: &Identity,
+) -> Result<Channel, DriverError> {
+    let out = handshake::initialize(client.next_id(), identity);
+    let (result, session_id) =
+        request(&link, &Framing::before_session(), out, Step::Handshake).await?;
+    // From here the server may hold a session: the guard ends it whatever happens next.
+    if let Some(id) = &session_id {
+        client.sessions().opened();
+        observe::session_opened(link.secrets(), id);
+    }
+    let opened = Framing::Handshake {
+        session: session_id.clone(),
+        version: None,
+    };
+    let mut cleanup = Cleanup::new(client, link.clone(), opened, true);
+    let framing = handshake::negotiated(&result, session_id).map_err(|e| {
+        let error = match e {
+            HandshakeError::Refused(error) => CallError::Rpc {
+                error,
+                forget_era: false,
+            },
+            other => CallError::Protocol(other.to_string()),
+        };
+        DriverError::new(Step::Handshake, Cause::Core(error))
+    })?;
+    cleanup.framing = framing.clone();
+    link.send(handshake::initialized(&framing))
+        .await
+        .map_err(|e| DriverError::new(Step::Handshake, Cause::Link(e)))?;
+    Ok(Channel {
+        link,
+        framing,
+        cleanup,
+    })
+}

@@ -1,0 +1,174 @@
+//! The executor behind MCP bindings: one call, on whatever server, through the driver.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use brain_mcp_proto::client::{CallRequest, Identity};
+use brain_mcp_proto::meta::CallScope;
+use brain_mcp_transport::BearerToken;
+use brain_tools_core::{ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOutput};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::client::McpClient;
+use crate::driver::{self, Asker, Calling, Cause, DriverError, Step};
+use crate::responder::Responder;
+use crate::server::Server;
+use crate::target::Target;
+use crate::{convert, observe, redact};
+
+/// Extra room in a call's read budget over twice `max_output_bytes`, for the JSON-RPC
+/// envelope; the exact limit is applied to the converted output. Messages before the
+/// result (progress) spend none of it: each is capped on its own.
+pub const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
+
+/// Runs MCP bindings. Share one per process: it holds the connection pool and era cache.
+#[derive(Clone)]
+pub struct McpExecutor {
+    client: McpClient,
+    responder: Option<Arc<dyn Responder>>,
+    identity: Identity,
+}
+
+impl std::fmt::Debug for McpExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpExecutor")
+            .field("client", &self.client)
+            .field("responder", &self.responder.is_some())
+            .finish()
+    }
+}
+
+impl McpExecutor {
+    /// An executor using `client`, refusing every request for user input (Brain's
+    /// bindings have no user to ask).
+    pub fn new(client: McpClient) -> Self {
+        let identity = client.identity().clone();
+        Self {
+            client,
+            responder: None,
+            identity,
+        }
+    }
+
+    /// An executor whose calls declare `responder`'s capabilities and hand it every
+    /// request for user input, in either era (an elicitation on a handshake-era stream, or
+    /// a 2026 `input_required` round, retried with its answers). For applications that
+    /// have a user; off by default.
+    pub fn with_responder(client: McpClient, responder: Arc<dyn Responder>) -> Self {
+        let identity = client
+            .identity()
+            .clone()
+            .with_capabilities(responder.capabilities());
+        Self {
+            client,
+            responder: Some(responder),
+            identity,
+        }
+    }
+
+    /// The shared client (for [`McpClient::flush`] before exit).
+    pub fn client(&self) -> &McpClient {
+        &self.client
+    }
+
+    /// Who the calls say they are: `clientInfo` and the declared capabilities.
+    pub(crate) fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// Runs the call of `tool` on `server`; what it hands back has every secret of the
+    /// server removed.
+    pub(crate) async fn run(
+        &self,
+        server: &Server,
+        tool: &str,
+        ctx: &ExecContext<'_>,
+    ) -> Result<ToolOutput, ToolFailure> {
+        observe::call_target(server.origin(), tool);
+        let secrets = server.secrets();
+        match self.run_on(server, tool, ctx).await {
+            Ok(output) => Ok(redact::output(secrets, output)),
+            Err(e) => Err(e.to_failure(secrets)),
+        }
+    }
+
+    async fn run_on(
+        &self,
+        server: &Server,
+        tool: &str,
+        ctx: &ExecContext<'_>,
+    ) -> Result<ToolOutput, DriverError> {
+        let (client, identity, deadline) = (&self.client, &self.identity, ctx.deadline);
+        let era = server.era(client, identity, deadline).await?;
+        let mut channel = server
+            .channel(client, identity, era, deadline, false)
+            .await?;
+        let scope = scope(ctx);
+        let arguments = ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS);
+        let mut request = CallRequest::new(tool, arguments, &ctx.call.call_id);
+        request.raw_meta = &scope;
+        request.input_schema = Some(ctx.binding.input_schema());
+        let calling = Calling {
+            client,
+            identity,
+            asker: Asker(self.responder.as_deref()),
+            request: &request,
+            ctx,
+            budget: read_budget(ctx.binding.max_output_bytes()),
+            key: server.key(),
+        };
+        let result = driver::call(&mut channel, &calling).await?;
+        if let Server::Stdio(stdio) = server {
+            stdio.worked();
+        }
+        convert::convert(result).map_err(|e| DriverError::new(Step::Call, Cause::Content(e)))
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for McpExecutor {
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        let binding = ctx.binding;
+        let Some(mcp) = binding.mcp() else {
+            return Err(ToolFailure::before_send(
+                ErrorKind::ConnectFailed,
+                format!(
+                    "binding {:?} is not an MCP binding (url and mcp_tool are required)",
+                    binding.name()
+                ),
+            ));
+        };
+        let bearer = ctx.token.as_ref().map(|t| BearerToken::new(t.expose()));
+        let target = Target::checked(mcp.url(), bearer)
+            .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
+            .with_headers(binding.headers())
+            .with_secrets(self.client.proxy_secrets());
+        let server = Server::http(&self.client, target);
+        self.run(&server, mcp.tool(), &ctx).await
+    }
+}
+
+/// The `_meta` Brain adds to a `tools/call`: who the call belongs to, and its trace.
+fn scope(ctx: &ExecContext<'_>) -> Vec<(&'static str, Box<RawValue>)> {
+    let call = ctx.call;
+    let mut scope = CallScope::new(&call.tenant, &call.session_id, &call.call_id);
+    scope.trace = call
+        .trace
+        .as_ref()
+        .map(|t| (t.traceparent(), t.tracestate()));
+    scope.to_meta()
+}
+
+/// Bytes a call may read: room for the result twice (a server sends structured content
+/// and, as MCP asks, its JSON again as text; `max_output_bytes` counts it once) plus the
+/// JSON-RPC envelope.
+pub(crate) fn read_budget(max_output_bytes: usize) -> usize {
+    max_output_bytes
+        .saturating_mul(2)
+        .saturating_add(ENVELOPE_ALLOWANCE)
+}
+
+/// Arguments of a call whose `arguments` are not an object (the input schema requires an
+/// object, so this is only reached by executors run outside the pipeline).
+static NO_ARGUMENTS: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
