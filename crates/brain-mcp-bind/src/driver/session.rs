@@ -1,8 +1,8 @@
 //! Opening a handshake-era session over a link, and the one guard that ends what an
 //! exchange leaves behind, whatever ends it (success, error, timeout, cancel, drop).
 
-use brain_mcp_proto::client::handshake::{self, HandshakeError};
-use brain_mcp_proto::client::{Call, CallError, Framing, Identity};
+use brain_mcp_proto::client::handshake;
+use brain_mcp_proto::client::{Call, Framing, Identity};
 use brain_mcp_proto::jsonrpc::RequestId;
 use tracing::Instrument;
 
@@ -122,21 +122,10 @@ pub(crate) async fn open_session(
         client.sessions().opened();
         observe::session_opened(link.secrets(), id);
     }
-    let opened = Framing::Handshake {
-        session: session_id.clone(),
-        version: None,
-    };
-    let mut cleanup = Cleanup::new(client, link.clone(), opened, true);
-    let framing = handshake::negotiated(&result, session_id).map_err(|e| {
-        let error = match e {
-            HandshakeError::Refused(error) => CallError::Rpc {
-                error,
-                forget_era: false,
-            },
-            other => CallError::Protocol(other.to_string()),
-        };
-        DriverError::new(Step::Handshake, Cause::Core(error))
-    })?;
+    let pending = handshake::pending(session_id.clone());
+    let mut cleanup = Cleanup::new(client, link.clone(), pending, true);
+    let framing = handshake::negotiated(&result, session_id)
+        .map_err(|e| DriverError::new(Step::Handshake, Cause::Core(e.into())))?;
     cleanup.framing = framing.clone();
     link.send(handshake::initialized(&framing))
         .await

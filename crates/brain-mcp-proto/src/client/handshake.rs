@@ -59,6 +59,28 @@ impl std::fmt::Display for HandshakeError {
     }
 }
 
+impl From<HandshakeError> for super::call::CallError {
+    fn from(e: HandshakeError) -> Self {
+        match e {
+            HandshakeError::Refused(error) => Self::Rpc {
+                error,
+                forget_era: false,
+            },
+            HandshakeError::Protocol(message) => Self::Protocol(message),
+        }
+    }
+}
+
+/// The session a server may hold once it has answered `initialize` with `session_id`,
+/// before the answer is read: enough to end it (its DELETE and cancels), whatever
+/// the answer turns out to say.
+pub fn pending(session_id: Option<String>) -> Framing {
+    Framing::Handshake {
+        session: session_id,
+        version: None,
+    }
+}
+
 /// The session opened by `result`, the result of `initialize` (an error answer having
 /// been read already), whose HTTP reply carried `session_id`.
 pub fn negotiated(

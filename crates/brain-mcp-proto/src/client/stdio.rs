@@ -2,7 +2,7 @@
 //! of HTTP.
 //!
 //! Everything else is the same as over HTTP: the same probe and verdicts, the same
-//! handshake, the same [`Call`] machine and [`listing`](super::listing) exchanges. A
+//! handshake, the same [`Call`](super::Call) machine and [`listing`](super::listing) exchanges. A
 //! stdio driver ignores [`Outgoing::headers`](super::Outgoing), the resume fields and
 //! `idempotent` (there is no connection to resend on), and writes `body` as one line.
 //! The rules below are the ones stdio needs on top:
