@@ -6,6 +6,8 @@
 //!   the raw hyper floor and rmcp each make the same calls in a process of their own;
 //!   then HTTPS over HTTP/1.1 and h2, and the host config load.
 //! - `brain-bench side ...`: one side of one point (see `side.rs`).
+//! - `brain-bench instructions [--calls N] [--only TEXT]`: instructions per call at C = 1,
+//!   ours against the json floor, under callgrind (see `instructions.rs`).
 //! - `brain-bench config-load --file F`: loads one host config and reports time and memory.
 //! - `brain-bench config-gen N FILE`: writes the generated config of N bindings (to profile).
 //! - `brain-bench soak [--quick] [--calls N] [--concurrency C]`: the soak (see `soak`).
@@ -14,6 +16,7 @@ mod capture;
 mod closed_loop;
 mod configgen;
 mod configload;
+mod instructions;
 mod measure;
 mod ours;
 mod pki;
@@ -35,13 +38,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("side") => side::run(&args[1..]),
+        Some("instructions") => instructions::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("soak-side") => soak::side::run(&args[1..]),
         Some("config-load") => configload::run(&args[1..]),
         Some("config-gen") => configload::generate(&args[1..]),
         Some("run") | None => run(args.get(1..).unwrap_or_default()),
         Some(other) => Err(format!(
-            "unknown command {other:?} (run|side|soak|soak-side|config-load|config-gen)"
+            "unknown command {other:?} (run|side|instructions|soak|soak-side|config-load|config-gen)"
         )),
     };
     match result {

@@ -121,7 +121,7 @@ fn server(case: &Case, setup: &Setup) -> Result<TestServer, String> {
 }
 
 /// Records the requests our client sends for one call on a plain-HTTP twin of the case.
-fn record_plan(case: &Case, path: &Path) -> Result<(), String> {
+pub(crate) fn record_plan(case: &Case, path: &Path) -> Result<(), String> {
     let era = if case.handshake {
         Era::Handshake
     } else {
