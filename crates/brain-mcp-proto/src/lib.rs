@@ -56,6 +56,7 @@
 //! ```
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 
+pub mod auth;
 pub mod client;
 #[doc(hidden)]
 pub mod fuzzing;
