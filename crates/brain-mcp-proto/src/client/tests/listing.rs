@@ -99,3 +99,27 @@ fn a_stale_era_is_read_alike_from_a_body_and_a_status() {
         Some(CallError::Unauthorized { status: 401, .. })
     ));
 }
+
+#[test]
+fn tools_with_bad_param_headers_are_offered_only_where_headers_are_not_built() {
+    let tool = |schema: &str| -> crate::mcp::Tool {
+        serde_json::from_str(&format!(r#"{{"name":"t","inputSchema":{schema}}}"#)).unwrap()
+    };
+    let good = tool(
+        r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#,
+    );
+    // A header name HTTP cannot carry: the tool cannot be called in the 2026 era.
+    let bad = tool(
+        r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Bad Name"}}}"#,
+    );
+    let stateless = Framing::Stateless(V2026);
+    let session = Framing::Handshake {
+        session: Some("s".into()),
+        version: Some(ProtocolVersion::V2025_11_25),
+    };
+    assert_eq!(listing::offered(&stateless, &good), Ok(()));
+    let why = listing::offered(&stateless, &bad).expect_err("not offered");
+    assert!(why.contains("x-mcp-header"), "{why}");
+    // The handshake era sends no Mcp-Param headers: every listed tool may be offered.
+    assert_eq!(listing::offered(&session, &bad), Ok(()));
+}
