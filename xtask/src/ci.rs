@@ -1,6 +1,6 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
 //! house rules, clippy, rustdoc, the fuzz targets' type-check, every test once, the short
-//! soak, the conformance suite and interop. Fuzzing itself (`cargo xtask fuzz`) is not part of it:
+//! soak, the instructions-per-call guard, the conformance suite and interop. Fuzzing itself (`cargo xtask fuzz`) is not part of it:
 //! its instrumented nightly build alone takes longer than the rest of CI.
 
 use crate::cmd;
@@ -92,6 +92,8 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     // The short soak: 1,000 calls at concurrency 64 leave no session, fd or memory behind.
     crate::soak::run(&["--quick".to_owned()])?;
+    // Instructions per call must not rise more than 10% over the recorded figures.
+    crate::guard::run()?;
     // Interoperability, judged by others' code: the official conformance suite against a
     // client built on our crates, then our two programs against the real peer servers.
     crate::conformance::run(&[])?;

@@ -18,6 +18,7 @@ mod cmd;
 mod conformance;
 mod demo;
 mod fuzz;
+mod guard;
 mod interop;
 mod peers;
 mod soak;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(),
         Some("arch") => arch::run(),
         Some("tidy") => tidy::run(),
+        Some("guard") => guard::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(),
         Some("fuzz") => fuzz::run(&args[1..]),
@@ -59,9 +61,10 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   bench   concurrency sweep (ours, raw hyper, rmcp; HTTPS; config load), then the single-call
           benchmark [--quick] [--sweep|--call-path] [--only TEXT] [criterion args]...
-  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz type-check, tests, soak --quick, conformance, interop
+  ci      fmt, architecture, clippy -D warnings, rustdoc -D warnings, fuzz type-check, tests, soak --quick, guard, conformance, interop
   arch    the architecture check alone (which crates may depend on which)
   tidy    house rules: file size, allows with reasons, no unused dependencies
+  guard   instructions per call (callgrind) against bench/instructions.baseline, +10% at most
   demo    the main job on the bundled demo server: discover its tools, call them, show the events
   fuzz    run the fuzz targets (needs a nightly toolchain) for SECONDS each [SECONDS [TARGET]...], default 60 s, all
   soak    10 000 calls at concurrency 64 (faults, peers, both eras); fails on sessions left
