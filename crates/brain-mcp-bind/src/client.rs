@@ -10,7 +10,7 @@ use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BuildError, ClientConfig, HttpClient, Secrets};
 
-use crate::driver::ProbeGates;
+use crate::gate::ProbeGates;
 use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 

@@ -28,6 +28,7 @@ mod driver;
 mod executor;
 #[doc(hidden)]
 pub mod fuzzing;
+mod gate;
 pub mod host;
 mod link;
 pub mod observe;

@@ -16,6 +16,6 @@ mod session;
 pub(crate) use call::{Asker, Calling, call};
 pub(crate) use error::{Cause, DriverError, Step, rpc_text, safe};
 pub(crate) use pages::{MAX_PAGES, list_tools};
-pub(crate) use probe::{ProbeGates, era_of, probe};
+pub(crate) use probe::{era_of, probe};
 pub(crate) use request::CONTROL_BUDGET;
 pub(crate) use session::{Channel, Cleanup, open_session};
