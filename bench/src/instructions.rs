@@ -11,8 +11,6 @@
 use std::path::Path;
 use std::process::Command;
 
-use brain_tests::server::{Era, ServerConfig, TestServer};
-
 use crate::sweep::{self, Case};
 
 /// The cases measured: JSON replies in both eras.
@@ -42,30 +40,20 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
         let plan = dir.join(format!("{}.plan", case.name));
         sweep::record_plan(&case, &plan)?;
-        let era = if case.handshake {
-            Era::Handshake
-        } else {
-            Era::Stateless
-        };
-        let server = TestServer::try_start(ServerConfig {
-            fault_tools: false,
-            keep_requests: false,
-            ..ServerConfig::new(era).reply(case.reply)
-        })
-        .map_err(|e| e.to_string())?;
+        let server = sweep::start(&case, None)?;
         let mut per_call = Vec::new();
         for side in ["ours", "json"] {
             let side_args = |n: usize| {
-                let era = if case.handshake {
-                    "handshake"
-                } else {
-                    "stateless"
-                };
                 let mut a: Vec<String> = ["side", "--side", side, "--plan"]
                     .map(str::to_owned)
                     .to_vec();
                 a.push(plan.display().to_string());
-                a.extend(["--url".into(), server.url(), "--era".into(), era.into()]);
+                a.extend([
+                    "--url".into(),
+                    server.url(),
+                    "--era".into(),
+                    case.era_flag().into(),
+                ]);
                 a.extend(["--concurrency", "1", "--threads", "1", "--calls"].map(str::to_owned));
                 a.push(n.to_string());
                 a

@@ -34,6 +34,26 @@ const fn case(name: &'static str, handshake: bool, reply: Reply) -> Case {
     }
 }
 
+impl Case {
+    /// The test server's era for this case.
+    pub(crate) fn era(&self) -> Era {
+        if self.handshake {
+            Era::Handshake
+        } else {
+            Era::Stateless
+        }
+    }
+
+    /// The era as the sides' `--era` flag names it.
+    pub(crate) fn era_flag(&self) -> &'static str {
+        if self.handshake {
+            "handshake"
+        } else {
+            "stateless"
+        }
+    }
+}
+
 /// The plain-HTTP cases of the sweep.
 pub(crate) const CASES: [Case; 4] = [
     case("handshake-json", true, Reply::Json),
@@ -102,34 +122,33 @@ pub(crate) fn calls_for(c: usize, quick: bool) -> usize {
 
 /// Starts the server of `case`.
 fn server(case: &Case, setup: &Setup) -> Result<TestServer, String> {
-    let era = if case.handshake {
-        Era::Handshake
-    } else {
-        Era::Stateless
-    };
     let tls = match case.alpn {
         Some(alpn) => Some(setup.pki.server_config(alpn)?),
         None => None,
     };
+    start(case, tls)
+}
+
+/// Starts a measured server for `case` (it keeps no requests), over TLS when `tls` is
+/// given.
+pub(crate) fn start(
+    case: &Case,
+    tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+) -> Result<TestServer, String> {
     TestServer::try_start(ServerConfig {
         fault_tools: false,
         keep_requests: false,
         tls,
-        ..ServerConfig::new(era).reply(case.reply)
+        ..ServerConfig::new(case.era()).reply(case.reply)
     })
     .map_err(|e| e.to_string())
 }
 
 /// Records the requests our client sends for one call on a plain-HTTP twin of the case.
 pub(crate) fn record_plan(case: &Case, path: &Path) -> Result<(), String> {
-    let era = if case.handshake {
-        Era::Handshake
-    } else {
-        Era::Stateless
-    };
     let plain = TestServer::try_start(ServerConfig {
         fault_tools: false,
-        ..ServerConfig::new(era).reply(case.reply)
+        ..ServerConfig::new(case.era()).reply(case.reply)
     })
     .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -185,12 +204,12 @@ pub(crate) fn run_case(
                     setup.exe.clone()
                 }
             };
-            let era = if case.handshake {
-                "handshake"
-            } else {
-                "stateless"
-            };
-            args.extend(["--url".into(), server.url(), "--era".into(), era.into()]);
+            args.extend([
+                "--url".into(),
+                server.url(),
+                "--era".into(),
+                case.era_flag().into(),
+            ]);
             args.extend([
                 "--concurrency".into(),
                 c.to_string(),

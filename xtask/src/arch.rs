@@ -109,19 +109,14 @@ fn scan(
     forbidden: &[&str],
     violations: &mut Vec<String>,
 ) -> Result<(), String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            scan(&path, forbidden, violations)?;
-        } else if path.extension().is_some_and(|e| e == "rs") && !exempt(&path) {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            for word in forbidden {
-                if text.contains(word) {
-                    violations.push(format!("{} names {word}", path.display()));
-                }
+    let mut files = Vec::new();
+    collect(dir, &mut files)?;
+    for path in files.iter().filter(|p| !exempt(p)) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        for word in forbidden {
+            if text.contains(word) {
+                violations.push(format!("{} names {word}", path.display()));
             }
         }
     }

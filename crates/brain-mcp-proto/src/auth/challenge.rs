@@ -27,7 +27,7 @@ impl BearerChallenge {
 /// hold several challenges; `None` when there is none or it cannot be read. Scheme and
 /// parameter names ignore case; a parameter given twice keeps its first value.
 pub fn bearer(value: &str) -> Option<BearerChallenge> {
-    let value = cut_at_char(value, MAX_CHALLENGE_BYTES);
+    let value = crate::text::prefix(value, MAX_CHALLENGE_BYTES);
     let mut lexer = Lexer { rest: value };
     let mut in_bearer = false;
     let mut found: Option<BearerChallenge> = None;
@@ -73,18 +73,6 @@ pub fn bearer(value: &str) -> Option<BearerChallenge> {
         }
     }
     found
-}
-
-/// `value` cut to at most `max` bytes, at a character boundary.
-fn cut_at_char(value: &str, max: usize) -> &str {
-    if value.len() <= max {
-        return value;
-    }
-    let mut end = max;
-    while !value.is_char_boundary(end) {
-        end -= 1;
-    }
-    &value[..end]
 }
 
 struct Lexer<'a> {

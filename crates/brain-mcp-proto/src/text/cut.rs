@@ -22,8 +22,9 @@ pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The longest prefix of `text` of at most `max` bytes that ends on a char boundary.
-fn prefix(text: &str, max: usize) -> &str {
+/// The longest prefix of `text` of at most `max` bytes that ends on a char boundary,
+/// unmarked (for input bounds, where nothing is shown).
+pub fn prefix(text: &str, max: usize) -> &str {
     let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;

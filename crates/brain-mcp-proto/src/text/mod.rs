@@ -21,7 +21,7 @@ mod secrets;
 mod surrogate;
 mod terminal;
 
-pub use cut::{CUT_MARK, cut};
+pub use cut::{CUT_MARK, cut, prefix};
 
 /// The most bytes of one peer-supplied string (an error message, a challenge, a name) that
 /// goes into a message of ours; longer ones are [`cut`]. Whole messages have their own,
