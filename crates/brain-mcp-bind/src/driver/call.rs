@@ -15,7 +15,6 @@ use crate::client::McpClient;
 use brain_mcp_transport::TransportError;
 
 use super::request::ended;
-use crate::link;
 use crate::observe;
 use crate::responder::Responder;
 
@@ -170,14 +169,13 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
 
 /// A link failure during the call, unless the core decides what its status means.
 fn failed(call: &mut Call, e: TransportError) -> DriverError {
-    if let Some((status, rpc, challenge)) = link::status(&e)
-        && call.handle_status(status, rpc, challenge)
-    {
-        while let Some(action) = call.poll() {
-            if let Action::Finished(Err(decided)) = action {
-                return DriverError::answered(Step::Call, decided, status);
-            }
+    DriverError::from_link(Step::Call, e, |status, rpc, challenge| {
+        if !call.handle_status(status, rpc, challenge) {
+            return None;
         }
-    }
-    DriverError::new(Step::Call, Cause::Link(e))
+        std::iter::from_fn(|| call.poll()).find_map(|action| match action {
+            Action::Finished(Err(decided)) => Some(decided),
+            _ => None,
+        })
+    })
 }

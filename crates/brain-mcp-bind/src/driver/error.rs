@@ -71,6 +71,29 @@ impl DriverError {
         }
     }
 
+    /// A link failure at `step`, unless the server answered with an error status and the
+    /// core, given the status, its JSON-RPC error and its challenge, decides what it
+    /// means (`decide`: `Call::handle_status`, `Exchange::handle_status`).
+    pub(crate) fn from_link(
+        step: Step,
+        e: TransportError,
+        decide: impl FnOnce(u16, Option<RpcError>, Option<&str>) -> Option<CallError>,
+    ) -> Self {
+        if let TransportKind::Status {
+            status,
+            rpc,
+            www_authenticate,
+            ..
+        } = e.kind()
+        {
+            let status = status.as_u16();
+            if let Some(decided) = decide(status, rpc.clone(), www_authenticate.as_deref()) {
+                return Self::answered(step, decided, status);
+            }
+        }
+        Self::new(step, Cause::Link(e))
+    }
+
     /// Whether the step's message may have reached the server. A refusal of our
     /// credentials is an answer, but the server acted on nothing.
     pub(crate) fn delivery(&self) -> Delivery {

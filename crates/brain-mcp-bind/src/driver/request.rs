@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use brain_mcp_transport::TransportError;
 
 use super::error::{Cause, DriverError, Step};
-use crate::link::{self, Link};
+use crate::link::Link;
 
 /// Bytes a discovery or handshake exchange may read (the tool list can be large).
 pub(crate) const CONTROL_BUDGET: usize = 8 * 1024 * 1024;
@@ -27,12 +27,10 @@ pub(crate) async fn request(
         return Err(DriverError::new(step, Cause::Core(error)));
     };
     let exchange = Exchange::new(framing.clone());
-    let failed = |e: TransportError| match link::status(&e) {
-        Some((status, rpc, challenge)) => match exchange.handle_status(status, rpc, challenge) {
-            Some(decided) => DriverError::answered(step, decided, status),
-            None => DriverError::new(step, Cause::Link(e)),
-        },
-        None => DriverError::new(step, Cause::Link(e)),
+    let failed = |e: TransportError| {
+        DriverError::from_link(step, e, |status, rpc, challenge| {
+            exchange.handle_status(status, rpc, challenge)
+        })
     };
     let mut replies = link.request(out, CONTROL_BUDGET).await.map_err(&failed)?;
     let session = replies.session_id().map(str::to_owned);

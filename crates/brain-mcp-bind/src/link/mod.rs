@@ -14,7 +14,7 @@ mod http;
 use std::sync::Arc;
 
 use brain_mcp_proto::client::era::ProbeAnswer;
-use brain_mcp_proto::client::{Carrier, Framing, Outgoing, RpcError};
+use brain_mcp_proto::client::{Carrier, Framing, Outgoing};
 use brain_mcp_transport::stdio::{ChildLink, Inbox};
 use brain_mcp_transport::{Delivery, ErrorKind, Received, ReplyStream, Secrets, TransportError};
 
@@ -97,6 +97,16 @@ impl Link {
             Self::Child(child) => child.close().await,
         }
     }
+
+    /// A failure to carry the era probe or its answer, as an answer for the core's
+    /// verdict; `why` is the error's text, which the answer borrows. Over a child, every
+    /// failure is a child that ended before answering.
+    pub(crate) fn probe_answer<'a>(&self, e: &'a TransportError, why: &'a str) -> ProbeAnswer<'a> {
+        match self {
+            Self::Child(_) => ProbeAnswer::Ended,
+            Self::Http(_) => http_probe_answer(e, why),
+        }
+    }
 }
 
 impl Replies {
@@ -113,32 +123,6 @@ impl Replies {
         match self {
             Self::Http(stream) => stream.session_id(),
             Self::Child(_) => None,
-        }
-    }
-}
-
-/// The error status a server answered with, its JSON-RPC error and its challenge: what
-/// the core reads to decide.
-pub(crate) fn status(e: &TransportError) -> Option<(u16, Option<RpcError>, Option<&str>)> {
-    match e.kind() {
-        ErrorKind::Status {
-            status,
-            rpc,
-            www_authenticate,
-            ..
-        } => Some((status.as_u16(), rpc.clone(), www_authenticate.as_deref())),
-        _ => None,
-    }
-}
-
-impl Link {
-    /// A failure to carry the era probe or its answer, as an answer for the core's
-    /// verdict; `why` is the error's text, which the answer borrows. Over a child, every
-    /// failure is a child that ended before answering.
-    pub(crate) fn probe_answer<'a>(&self, e: &'a TransportError, why: &'a str) -> ProbeAnswer<'a> {
-        match self {
-            Self::Child(_) => ProbeAnswer::Ended,
-            Self::Http(_) => http_probe_answer(e, why),
         }
     }
 }
