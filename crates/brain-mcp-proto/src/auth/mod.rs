@@ -7,12 +7,19 @@
 //! resource metadata, RFC 9728; authorization server metadata, RFC 8414 and OpenID
 //! Connect Discovery) and, for 2025-03-26, its fallbacks ([`discovery::legacy`]).
 
+pub mod authority;
 pub mod challenge;
 pub mod discovery;
+pub mod jwt;
+pub mod metadata;
+pub mod retry;
 pub mod scope;
+pub mod token;
 pub mod url;
 
+pub use authority::{Authority, Search, Step};
 pub use challenge::{BearerChallenge, bearer};
+pub use token::{ClientAuth, Token};
 pub use url::{HttpUrl, UrlError};
 
 /// Why an authorization document is refused. The values a server wrote are cut to
@@ -38,5 +45,54 @@ pub enum AuthError {
         named: String,
         /// The issuer the document was fetched for.
         expected: String,
+    },
+    /// The server's metadata does not name the issuer this client is configured for, so
+    /// its credentials stay unsent.
+    #[error(
+        "the server's metadata does not name the configured issuer {configured:?}; no credential was sent"
+    )]
+    IssuerNotListed {
+        /// The configured issuer.
+        configured: String,
+    },
+    /// The protected resource metadata names no usable authorization server.
+    #[error("the protected resource metadata names no authorization server")]
+    NoAuthorizationServer,
+    /// No protected resource metadata could be read.
+    #[error("no protected resource metadata could be read")]
+    NoMetadata,
+    /// None of the authorization server's metadata URLs answered with a document.
+    #[error("no metadata could be read for the authorization server {issuer:?}")]
+    NoServerMetadata {
+        /// The issuer asked about.
+        issuer: String,
+    },
+    /// A document was fetched but cannot be used.
+    #[error("the {what} cannot be used: {why}")]
+    Document {
+        /// Which document.
+        what: &'static str,
+        /// Why, in words that repeat none of its content.
+        why: &'static str,
+    },
+    /// The authorization server's metadata lists no endpoint the flow needs.
+    #[error("the authorization server's metadata has no {endpoint}")]
+    NoEndpoint {
+        /// The missing endpoint's name.
+        endpoint: &'static str,
+    },
+    /// The token endpoint accepts no client authentication this client can do.
+    #[error("the token endpoint accepts no authentication method for {have}")]
+    NoAuthMethod {
+        /// What the client holds.
+        have: &'static str,
+    },
+    /// The token endpoint refused the request.
+    #[error("the token endpoint answered {status}{}", error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default())]
+    TokenRefused {
+        /// The HTTP status.
+        status: u16,
+        /// The `error` code of the answer, if it had one.
+        error: Option<String>,
     },
 }

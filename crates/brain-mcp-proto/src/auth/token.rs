@@ -1,0 +1,247 @@
+//! Token requests and their answers (RFC 6749 §4.4, §5, §6; RFC 7523 for JWT client
+//! authentication): how a client proves who it is, the form it posts, and what a token
+//! endpoint's answer means. The bodies are built here; the driver only posts them.
+
+use base64::Engine as _;
+
+use super::AuthError;
+use super::metadata::ServerMetadata;
+use crate::text::{FRAGMENT_LIMIT, cut};
+
+/// How a client authenticates at the token endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// `client_secret_basic`: the id and secret in an `Authorization: Basic` header.
+    Basic,
+    /// `client_secret_post`: the id and secret in the form.
+    Post,
+    /// `private_key_jwt` (RFC 7523 §2.2): a signed assertion in the form.
+    PrivateKeyJwt,
+    /// `none`: a public client, identified by its id alone (with PKCE).
+    None,
+}
+
+impl ClientAuth {
+    /// The method's registered name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Basic => "client_secret_basic",
+            Self::Post => "client_secret_post",
+            Self::PrivateKeyJwt => "private_key_jwt",
+            Self::None => "none",
+        }
+    }
+
+    /// The method for a client with a secret: `client_secret_basic` when the server
+    /// allows it (the RFC's default), else `client_secret_post`.
+    pub fn for_secret(server: &ServerMetadata) -> Result<Self, AuthError> {
+        [Self::Basic, Self::Post]
+            .into_iter()
+            .find(|m| server.accepts_auth(m.name()))
+            .ok_or(AuthError::NoAuthMethod {
+                have: "a client secret",
+            })
+    }
+
+    /// The method for a client with a private key: `private_key_jwt`, when listed.
+    pub fn for_key(server: &ServerMetadata) -> Result<Self, AuthError> {
+        if server.accepts_auth(Self::PrivateKeyJwt.name()) {
+            Ok(Self::PrivateKeyJwt)
+        } else {
+            Err(AuthError::NoAuthMethod {
+                have: "a private key",
+            })
+        }
+    }
+}
+
+/// The grant a token request asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Grant<'a> {
+    /// `client_credentials`: the client acts for itself.
+    ClientCredentials,
+    /// `authorization_code` with the PKCE verifier and the redirect URI used.
+    Code {
+        /// The code from the redirect.
+        code: &'a str,
+        /// The PKCE verifier whose challenge went with the authorization request.
+        verifier: &'a str,
+        /// The redirect URI of the authorization request.
+        redirect_uri: &'a str,
+    },
+    /// `refresh_token`.
+    Refresh(&'a str),
+}
+
+/// The form of a token request, without client authentication (see [`client_form`]).
+pub fn grant_form(grant: Grant<'_>, resource: &str, scope: Option<&str>) -> Form {
+    let mut form = Form::default();
+    match grant {
+        Grant::ClientCredentials => form.add("grant_type", "client_credentials"),
+        Grant::Code {
+            code,
+            verifier,
+            redirect_uri,
+        } => {
+            form.add("grant_type", "authorization_code");
+            form.add("code", code);
+            form.add("code_verifier", verifier);
+            form.add("redirect_uri", redirect_uri);
+        }
+        Grant::Refresh(token) => {
+            form.add("grant_type", "refresh_token");
+            form.add("refresh_token", token);
+        }
+    }
+    form.add("resource", resource);
+    if let Some(scope) = scope.filter(|s| !s.is_empty()) {
+        form.add("scope", scope);
+    }
+    form
+}
+
+/// Adds the client's identity to `form` as `auth` wants it; returns the `Authorization`
+/// header value for `client_secret_basic`. `secret` is the client secret, or the signed
+/// assertion for `private_key_jwt`.
+pub fn client_form(
+    form: &mut Form,
+    auth: ClientAuth,
+    client_id: &str,
+    secret: &str,
+) -> Option<String> {
+    match auth {
+        ClientAuth::Basic => {
+            // RFC 6749 §2.3.1: both parts form-encoded before they are joined.
+            let pair = format!("{}:{}", encode(client_id), encode(secret));
+            let b64 = base64::engine::general_purpose::STANDARD.encode(pair);
+            return Some(format!("Basic {b64}"));
+        }
+        ClientAuth::Post => {
+            form.add("client_id", client_id);
+            form.add("client_secret", secret);
+        }
+        ClientAuth::PrivateKeyJwt => {
+            form.add("client_id", client_id);
+            form.add(
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            );
+            form.add("client_assertion", secret);
+        }
+        ClientAuth::None => form.add("client_id", client_id),
+    }
+    None
+}
+
+/// An `application/x-www-form-urlencoded` body. Its `Debug` shows the names only: the
+/// values hold secrets.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Form {
+    body: String,
+    names: Vec<&'static str>,
+}
+
+impl Form {
+    /// Appends `name=value`, both encoded.
+    pub fn add(&mut self, name: &'static str, value: &str) {
+        if !self.body.is_empty() {
+            self.body.push('&');
+        }
+        self.body.push_str(&encode(name));
+        self.body.push('=');
+        self.body.push_str(&encode(value));
+        self.names.push(name);
+    }
+
+    /// The encoded body.
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+}
+
+impl std::fmt::Debug for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Form").field("names", &self.names).finish()
+    }
+}
+
+/// Form encoding (WHATWG `application/x-www-form-urlencoded`): unreserved bytes as they
+/// are, space as `+`, everything else `%XX`.
+pub fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for &b in value.as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(b as char);
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// A token endpoint's successful answer. Its `Debug` never shows the tokens.
+#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
+#[non_exhaustive]
+pub struct Token {
+    /// The access token.
+    pub access_token: String,
+    /// `Bearer` (compared without case).
+    pub token_type: String,
+    /// Lifetime in seconds, when given.
+    #[serde(default)]
+    pub expires_in: Option<u64>,
+    /// A refresh token, when given.
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    /// The scopes granted, when the server says.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token")
+            .field("token_type", &self.token_type)
+            .field("expires_in", &self.expires_in)
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads a token endpoint's answer: a `Bearer` token on 200, else the endpoint's
+/// refusal with its `error` code (never its description, which may echo a secret).
+pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
+    if status != 200 {
+        #[derive(serde::Deserialize)]
+        struct Refusal {
+            error: String,
+        }
+        let error = serde_json::from_slice::<Refusal>(body)
+            .ok()
+            .map(|r| cut(&r.error, FRAGMENT_LIMIT).into_owned());
+        return Err(AuthError::TokenRefused { status, error });
+    }
+    let token: Token = serde_json::from_slice(body).map_err(|_| AuthError::Document {
+        what: "token response",
+        why: "it is not a token response",
+    })?;
+    if !token.token_type.eq_ignore_ascii_case("bearer") || token.access_token.is_empty() {
+        return Err(AuthError::Document {
+            what: "token response",
+            why: "it does not hold a bearer token",
+        });
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+#[path = "token_tests.rs"]
+mod tests;

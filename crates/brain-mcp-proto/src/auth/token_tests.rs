@@ -1,0 +1,121 @@
+use super::*;
+
+fn meta(methods: Option<&[&str]>) -> ServerMetadata {
+    let mut doc = serde_json::json!({ "issuer": "https://a.example" });
+    if let Some(m) = methods {
+        doc["token_endpoint_auth_methods_supported"] = serde_json::json!(m);
+    }
+    ServerMetadata::parse(doc.to_string().as_bytes()).unwrap()
+}
+
+#[test]
+fn secret_method_follows_the_metadata() {
+    assert_eq!(ClientAuth::for_secret(&meta(None)), Ok(ClientAuth::Basic));
+    assert_eq!(
+        ClientAuth::for_secret(&meta(Some(&["client_secret_post"]))),
+        Ok(ClientAuth::Post)
+    );
+    assert_eq!(
+        ClientAuth::for_secret(&meta(Some(&["client_secret_post", "client_secret_basic"]))),
+        Ok(ClientAuth::Basic)
+    );
+    assert!(ClientAuth::for_secret(&meta(Some(&["private_key_jwt"]))).is_err());
+    assert_eq!(
+        ClientAuth::for_key(&meta(Some(&["private_key_jwt"]))),
+        Ok(ClientAuth::PrivateKeyJwt)
+    );
+    assert!(ClientAuth::for_key(&meta(None)).is_err());
+}
+
+#[test]
+fn client_credentials_forms() {
+    let mut form = grant_form(
+        Grant::ClientCredentials,
+        "https://mcp.example.com/mcp",
+        Some("a b"),
+    );
+    assert_eq!(
+        form.body(),
+        "grant_type=client_credentials&resource=https%3A%2F%2Fmcp.example.com%2Fmcp&scope=a+b"
+    );
+    let basic = client_form(&mut form, ClientAuth::Basic, "id:1", "s&cret");
+    // The parts are form-encoded before base64 (RFC 6749 §2.3.1); the form is unchanged.
+    assert_eq!(basic.as_deref(), Some("Basic aWQlM0ExOnMlMjZjcmV0"));
+    assert!(!form.body().contains("client_id"));
+    let mut post = grant_form(Grant::ClientCredentials, "r", None);
+    assert_eq!(client_form(&mut post, ClientAuth::Post, "id", "sec"), None);
+    assert_eq!(
+        post.body(),
+        "grant_type=client_credentials&resource=r&client_id=id&client_secret=sec"
+    );
+    let mut jwt = grant_form(Grant::ClientCredentials, "r", None);
+    client_form(&mut jwt, ClientAuth::PrivateKeyJwt, "id", "h.c.s");
+    assert!(jwt.body().ends_with(
+        "client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer&client_assertion=h.c.s"
+    ));
+    // Debug names the fields only.
+    assert!(!format!("{post:?}").contains("sec\""));
+    assert!(format!("{post:?}").contains("client_secret"));
+}
+
+#[test]
+fn code_and_refresh_forms() {
+    let form = grant_form(
+        Grant::Code {
+            code: "c",
+            verifier: "v",
+            redirect_uri: "http://localhost/cb",
+        },
+        "r",
+        None,
+    );
+    assert_eq!(
+        form.body(),
+        "grant_type=authorization_code&code=c&code_verifier=v&redirect_uri=http%3A%2F%2Flocalhost%2Fcb&resource=r"
+    );
+    let form = grant_form(Grant::Refresh("rt"), "r", Some(""));
+    assert_eq!(
+        form.body(),
+        "grant_type=refresh_token&refresh_token=rt&resource=r"
+    );
+}
+
+#[test]
+fn token_answers() {
+    let ok = read_token(
+        200,
+        br#"{"access_token":"at-1","token_type":"bearer","expires_in":60,"refresh_token":"rt-1"}"#,
+    )
+    .unwrap();
+    assert_eq!(ok.access_token, "at-1");
+    assert_eq!(ok.expires_in, Some(60));
+    let shown = format!("{ok:?}");
+    assert!(
+        !shown.contains("at-1") && !shown.contains("rt-1"),
+        "{shown}"
+    );
+    assert!(matches!(
+        read_token(200, br#"{"access_token":"x","token_type":"mac"}"#),
+        Err(AuthError::Document { .. })
+    ));
+    let refused = read_token(
+        401,
+        br#"{"error":"invalid_client","error_description":"secret s3cr3t wrong"}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        refused,
+        AuthError::TokenRefused {
+            status: 401,
+            error: Some("invalid_client".into())
+        }
+    );
+    assert!(!refused.to_string().contains("s3cr3t"));
+    assert_eq!(
+        read_token(500, b"<html>").unwrap_err(),
+        AuthError::TokenRefused {
+            status: 500,
+            error: None
+        }
+    );
+}
