@@ -94,6 +94,9 @@ pub(crate) struct Outgoing<'a> {
     /// Cleanup off the caller's path (the session DELETE): it takes its turn on the open
     /// connections and opens none while one is open (see `load`).
     pub(crate) background: bool,
+    /// Same-origin 307/308 redirects are followed; otherwise every redirect is returned
+    /// as the response (authorization requests read its `Location`).
+    pub(crate) follow: bool,
 }
 
 impl HttpClient {
@@ -238,7 +241,7 @@ impl HttpClient {
                     ProxyError::refused(proxy.uri(), status, proxy.basic_auth().is_some());
                 return Err(proxy_error(&refused, &out.method, &url));
             }
-            if !status.is_redirection() {
+            if !status.is_redirection() || !out.follow {
                 log.response(&resp);
                 resp.extensions_mut().insert(busy);
                 return Ok(resp);

@@ -138,6 +138,7 @@ impl HttpClient {
             body: req.body,
             idempotent: req.idempotent,
             background: false,
+            follow: true,
         };
         let mut resp = self.send(out, &mut log).await?;
         let at = place(&Method::POST, &req.url);
@@ -240,6 +241,7 @@ impl HttpClient {
                 body: Bytes::new(),
                 idempotent: true,
                 background: !self.inner.config.cleanup_opens_connections,
+                follow: true,
             };
             let mut log = ExchangeLog::start("DELETE", secrets.clone());
             let mut resp = self.send(out, &mut log).await?;

@@ -355,6 +355,7 @@ async fn resume_get(
         body: Bytes::new(),
         idempotent: true,
         background: false,
+        follow: true,
     };
     // The resumed stream's bytes are counted in the exchange's own event; this one says
     // how the GET went.

@@ -9,6 +9,7 @@
 
 mod exchange;
 mod faults;
+mod fetch;
 mod pool;
 mod progress;
 mod proxy;
