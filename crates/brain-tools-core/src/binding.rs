@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{self, ConfigErrors};
+use crate::oauth::OAuthConfig;
 use crate::schema::{CompiledSchema, Violations};
 use crate::url::EndpointUrl;
 
@@ -32,6 +33,8 @@ pub struct Binding {
     pub(crate) output_validator: Option<CompiledSchema>,
     /// Extra headers sent on every request to the server, as written.
     pub(crate) headers: Vec<(String, String)>,
+    /// OAuth client credentials, instead of `token_env`.
+    pub(crate) oauth: Option<OAuthConfig>,
 }
 
 /// Where a binding's tool is reached.
@@ -131,6 +134,12 @@ impl Binding {
         self.token_env.as_deref()
     }
 
+    /// The OAuth client credentials (`oauth`), if the server wants a token from an
+    /// authorization server rather than a static key. Never set with `token_env`.
+    pub fn oauth(&self) -> Option<&OAuthConfig> {
+        self.oauth.as_ref()
+    }
+
     /// The tenants that may call the tool; never empty.
     pub fn tenants(&self) -> &[String] {
         &self.tenants
@@ -219,6 +228,8 @@ impl Binding {
             inspect_session: bool,
             #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
             headers: serde_json::Map<String, Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            oauth: Option<Value>,
         }
         let form = Form {
             name: &self.name,
@@ -237,6 +248,7 @@ impl Binding {
                 .iter()
                 .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                 .collect(),
+            oauth: self.oauth.as_ref().map(OAuthConfig::to_value),
         };
         serde_json::to_value(form).unwrap_or(Value::Null)
     }
@@ -248,6 +260,7 @@ impl fmt::Debug for Binding {
             .field("name", &self.name)
             .field("endpoint", &self.endpoint)
             .field("token_env", &self.token_env)
+            .field("oauth", &self.oauth)
             .field("tenants", &self.tenants)
             .field("timeout", &self.timeout)
             .field("max_output_bytes", &self.max_output_bytes)

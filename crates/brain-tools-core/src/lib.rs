@@ -19,6 +19,7 @@ mod config;
 mod event;
 mod executor;
 mod headers;
+mod oauth;
 pub mod observe;
 mod pipeline;
 mod schema;
@@ -40,6 +41,7 @@ pub use executor::{
 pub use headers::{
     MAX_HEADER_BYTES, MAX_HEADERS, check_header_name, check_header_value, check_headers,
 };
+pub use oauth::{ClientSecret, OAuthConfig};
 pub use pipeline::{run_call, run_call_with};
 pub use schema::{CompiledSchema, Violation, Violations};
 pub use secret::{Secret, SecretError};

@@ -7,7 +7,7 @@ mod error;
 mod json;
 mod parse;
 mod repeats;
-mod rules;
+pub(crate) mod rules;
 mod schemas;
 mod suggest;
 mod written;

@@ -12,6 +12,7 @@ use super::suggest::suggest;
 use super::written::{Member, Written};
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 use crate::headers;
+use crate::oauth::OAuthConfig;
 use crate::url::EndpointUrl;
 
 /// The fields a binding may have.
@@ -28,6 +29,7 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "output_schema",
     "inspect_session",
     "headers",
+    "oauth",
 ];
 
 /// Reports every key in `keys` not in `known`, with a suggestion when one is close, in
@@ -145,6 +147,7 @@ pub(crate) fn parse_binding(
     {
         fields.error("token_env", reason);
     }
+    let oauth = fields.oauth(is_mcp, token_env.is_some());
     let tenants = fields.tenants();
     let timeout = fields.integer(
         "timeout_seconds",
@@ -203,6 +206,7 @@ pub(crate) fn parse_binding(
         output_validator: output.map(|(_, validator)| validator),
         input_validator,
         headers: extra_headers?,
+        oauth: oauth?,
     })
 }
 
@@ -306,6 +310,40 @@ impl<'a> Fields<'a, '_> {
             }
             Err(SchemaRefusal::Invalid(reason)) => {
                 self.error(key, format!("is not a valid JSON Schema: {reason}"));
+                None
+            }
+        }
+    }
+
+    /// `oauth`: client credentials ([`OAuthConfig`]), only on an MCP binding and never
+    /// beside `token_env`. The outer `Option` is "valid", the inner one "present".
+    fn oauth(&mut self, is_mcp: bool, has_token_env: bool) -> Option<Option<OAuthConfig>> {
+        let value = match self.object.get("oauth").map(Member::value) {
+            None => return Some(None),
+            Some(value) => value?,
+        };
+        if !is_mcp {
+            self.error("oauth", "only allowed on an MCP binding (mcp_tool is set)");
+            return None;
+        }
+        if has_token_env {
+            self.error(
+                "oauth",
+                "not allowed with token_env; a binding has one kind of credential",
+            );
+            return None;
+        }
+        match OAuthConfig::parse(value) {
+            Ok(config) => Some(Some(config)),
+            Err(problems) => {
+                for (field, reason) in problems {
+                    let key = if field.is_empty() {
+                        "oauth".to_owned()
+                    } else {
+                        format!("oauth.{field}")
+                    };
+                    self.error(&key, reason);
+                }
                 None
             }
         }

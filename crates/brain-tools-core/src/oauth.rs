@@ -1,0 +1,299 @@
+//! A binding's OAuth client credentials (`oauth`): who the client is, which
+//! authorization server it trusts, and where its secret is. The secret itself is read
+//! from the environment when a token is needed, never from the config.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::rules;
+use crate::url::EndpointUrl;
+
+/// The longest `client_id` accepted.
+const MAX_CLIENT_ID_LEN: usize = 1024;
+/// The most scopes a binding may ask for.
+const MAX_SCOPES: usize = 64;
+/// The longest scope accepted.
+const MAX_SCOPE_LEN: usize = 256;
+
+/// The fields an `oauth` block may have.
+const FIELDS: &[&str] = &[
+    "issuer",
+    "client_id",
+    "client_secret_env",
+    "private_key_env",
+    "scopes",
+];
+
+/// How a client proves who it is at the token endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientSecret {
+    /// A shared secret in this environment variable (`client_secret_basic` or `_post`).
+    SecretEnv(String),
+    /// A PEM private key in this environment variable (`private_key_jwt`).
+    KeyEnv(String),
+}
+
+/// A binding's `oauth` block, checked: machine credentials for the client credentials
+/// grant, bound to one authorization server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthConfig {
+    issuer: EndpointUrl,
+    client_id: String,
+    secret: ClientSecret,
+    scopes: Vec<String>,
+}
+
+impl OAuthConfig {
+    /// Credentials for `client_id` at `issuer`, with `secret`, asking for `scopes`.
+    pub fn new(
+        issuer: EndpointUrl,
+        client_id: impl Into<String>,
+        secret: ClientSecret,
+        scopes: Vec<String>,
+    ) -> Self {
+        Self {
+            issuer,
+            client_id: client_id.into(),
+            secret,
+            scopes,
+        }
+    }
+
+    /// The only authorization server the credentials are ever sent to.
+    pub fn issuer(&self) -> &str {
+        self.issuer.as_str()
+    }
+
+    /// The client's identifier.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// Where the client's secret or key is.
+    pub fn secret(&self) -> &ClientSecret {
+        &self.secret
+    }
+
+    /// The scopes asked for; empty to let the server's challenge or metadata decide.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The block in config form.
+    pub fn to_value(&self) -> Value {
+        #[derive(Serialize)]
+        struct Form<'a> {
+            issuer: &'a str,
+            client_id: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            client_secret_env: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            private_key_env: Option<&'a str>,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            scopes: &'a [String],
+        }
+        let (secret, key) = match &self.secret {
+            ClientSecret::SecretEnv(var) => (Some(var.as_str()), None),
+            ClientSecret::KeyEnv(var) => (None, Some(var.as_str())),
+        };
+        serde_json::to_value(Form {
+            issuer: self.issuer(),
+            client_id: &self.client_id,
+            client_secret_env: secret,
+            private_key_env: key,
+            scopes: &self.scopes,
+        })
+        .unwrap_or(Value::Null)
+    }
+
+    /// Reads an `oauth` block; every problem is reported as `(field, reason)`, the field
+    /// relative to the block.
+    pub(crate) fn parse(value: &Value) -> Result<Self, Vec<(String, String)>> {
+        let mut problems: Vec<(String, String)> = Vec::new();
+        let Some(object) = value.as_object() else {
+            return Err(vec![(String::new(), "must be an object".into())]);
+        };
+        let mut unknown: Vec<&String> = object
+            .keys()
+            .filter(|k| !FIELDS.contains(&k.as_str()))
+            .collect();
+        unknown.sort();
+        for key in unknown {
+            problems.push((
+                key.clone(),
+                format!("unknown field; expected one of: {}", FIELDS.join(", ")),
+            ));
+        }
+        let mut text = |key: &str| match object.get(key) {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                problems.push((key.into(), "must be a string".into()));
+                None
+            }
+        };
+        let issuer = text("issuer");
+        let client_id = text("client_id");
+        let secret_env = text("client_secret_env");
+        let key_env = text("private_key_env");
+        let issuer = match issuer.map(|i| EndpointUrl::parse(&i)) {
+            Some(Ok(url)) => Some(url),
+            Some(Err(reason)) => {
+                problems.push(("issuer".into(), reason));
+                None
+            }
+            None => {
+                problems.push((
+                    "issuer".into(),
+                    "required: credentials go to this authorization server only".into(),
+                ));
+                None
+            }
+        };
+        match client_id.as_deref() {
+            None => problems.push(("client_id".into(), "required field is missing".into())),
+            Some(id)
+                if id.is_empty()
+                    || id.len() > MAX_CLIENT_ID_LEN
+                    || id.chars().any(char::is_control) =>
+            {
+                problems.push((
+                    "client_id".into(),
+                    format!("must be 1 to {MAX_CLIENT_ID_LEN} bytes without control characters"),
+                ));
+            }
+            Some(_) => {}
+        }
+        for (key, var) in [
+            ("client_secret_env", &secret_env),
+            ("private_key_env", &key_env),
+        ] {
+            if let Some(Err(reason)) = var.as_deref().map(rules::check_env_name) {
+                problems.push((key.into(), reason));
+            }
+        }
+        let secret = match (secret_env, key_env) {
+            (Some(var), None) => Some(ClientSecret::SecretEnv(var)),
+            (None, Some(var)) => Some(ClientSecret::KeyEnv(var)),
+            (Some(_), Some(_)) => {
+                problems.push((
+                    "private_key_env".into(),
+                    "not allowed with client_secret_env; give one".into(),
+                ));
+                None
+            }
+            (None, None) => {
+                problems.push((
+                    "client_secret_env".into(),
+                    "required: client_secret_env or private_key_env".into(),
+                ));
+                None
+            }
+        };
+        let scopes = match object.get("scopes") {
+            None => Vec::new(),
+            Some(Value::Array(list)) if list.len() <= MAX_SCOPES => {
+                let scopes: Vec<String> = list
+                    .iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect();
+                if scopes.len() != list.len() || !scopes.iter().all(|s| is_scope(s)) {
+                    problems.push(("scopes".into(), scope_rule()));
+                }
+                scopes
+            }
+            Some(_) => {
+                problems.push(("scopes".into(), scope_rule()));
+                Vec::new()
+            }
+        };
+        match (issuer, client_id, secret) {
+            (Some(issuer), Some(client_id), Some(secret)) if problems.is_empty() => Ok(Self {
+                issuer,
+                client_id,
+                secret,
+                scopes,
+            }),
+            _ => Err(problems),
+        }
+    }
+}
+
+fn scope_rule() -> String {
+    format!(
+        "must be an array of at most {MAX_SCOPES} scopes, each 1 to {MAX_SCOPE_LEN} visible ASCII characters without \" or \\"
+    )
+}
+
+/// RFC 6749 §3.3 `scope-token`: visible ASCII except `"` and `\`.
+fn is_scope(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope.len() <= MAX_SCOPE_LEN
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(value: Value) -> Result<OAuthConfig, Vec<(String, String)>> {
+        OAuthConfig::parse(&value)
+    }
+
+    #[test]
+    fn a_complete_block_reads_and_writes_back() {
+        let block = json!({
+            "issuer": "https://auth.example.com",
+            "client_id": "brain-host",
+            "client_secret_env": "MCP_CLIENT_SECRET",
+            "scopes": ["tools.read", "tools:write"],
+        });
+        let config = parse(block.clone()).unwrap();
+        assert_eq!(config.issuer(), "https://auth.example.com");
+        assert_eq!(
+            config.secret(),
+            &ClientSecret::SecretEnv("MCP_CLIENT_SECRET".into())
+        );
+        assert_eq!(config.to_value(), block);
+        let key = parse(
+            json!({"issuer": "https://a.example", "client_id": "c", "private_key_env": "KEY"}),
+        )
+        .unwrap();
+        assert_eq!(key.secret(), &ClientSecret::KeyEnv("KEY".into()));
+        assert!(key.scopes().is_empty());
+    }
+
+    #[test]
+    fn every_problem_is_named_at_its_field() {
+        let errs = parse(
+            json!({"client_id": "", "client_secret_env": "1BAD", "scopes": ["a b"], "extra": 1}),
+        )
+        .unwrap_err();
+        let fields: Vec<&str> = errs.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "extra",
+                "issuer",
+                "client_id",
+                "client_secret_env",
+                "scopes"
+            ],
+            "{errs:?}"
+        );
+        let errs = parse(json!({"issuer": "https://a.example", "client_id": "c"})).unwrap_err();
+        assert_eq!(errs[0].0, "client_secret_env");
+        let errs = parse(json!({"issuer": "https://a.example", "client_id": "c", "client_secret_env": "A", "private_key_env": "B"})).unwrap_err();
+        assert_eq!(errs[0].0, "private_key_env");
+        let errs =
+            parse(json!({"issuer": "ftp://a.example", "client_id": "c", "client_secret_env": "A"}))
+                .unwrap_err();
+        assert_eq!(errs[0].0, "issuer");
+        assert!(parse(json!("x")).is_err());
+        assert!(parse(json!({"issuer": "https://a.example", "client_id": "c", "client_secret_env": "A", "scopes": "a"})).is_err());
+    }
+}
