@@ -2,10 +2,10 @@
 //! client scenarios against Brain's conformance runner (`tests/conformance/runner`).
 //!
 //! Installs Node 22 and both pinned suite versions under `target/conformance` from the
-//! lockfiles in `tests/conformance/`, builds the client, runs every non-OAuth,
-//! non-extension client scenario of each suite on every spec version it lists, and
-//! compares the outcomes with `tests/conformance/expected-failures.json`. See
-//! `tests/conformance/README.md`.
+//! lockfiles in `tests/conformance/`, builds the client, runs every client scenario of
+//! each suite on every spec version it lists (authorization included) plus the client
+//! credentials extension scenarios, and compares the outcomes with
+//! `tests/conformance/expected-failures.json`. See `tests/conformance/README.md`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,6 +23,13 @@ const NODE_DIR: &str = "node";
 const RUN_DEADLINE: Duration = Duration::from_secs(90);
 /// The client's timeout as the runner enforces it, in milliseconds.
 const CLIENT_TIMEOUT_MS: &str = "30000";
+/// The extension scenarios run (listed as `[extension]`, run without a spec version).
+const EXTENSIONS: &[&str] = &[
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+];
+/// The spec version a case of [`EXTENSIONS`] is listed under.
+const EXTENSION: &str = "extension";
 
 /// One scenario run: a suite version, a scenario, a spec version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,7 +198,7 @@ fn list_cases(node: &Path, work: &Path, suite: &str) -> Result<Vec<Case>, String
 }
 
 /// Parses lines like `  - tools_call [2025-06-18,2026-07-28]` of the client section,
-/// leaving out OAuth (`auth/*`) and extension scenarios.
+/// leaving out extension scenarios other than [`EXTENSIONS`].
 fn parse_listing(suite: &str, listing: &str) -> Vec<Case> {
     let mut cases = Vec::new();
     let mut in_client = false;
@@ -206,17 +213,18 @@ fn parse_listing(suite: &str, listing: &str) -> Vec<Case> {
         let Some((name, versions)) = entry.split_once(" [") else {
             continue;
         };
-        if !in_client || name.starts_with("auth/") {
+        if !in_client {
             continue;
         }
+        let name = name.trim();
         for version in versions.trim_end_matches(']').split(',') {
             let version = version.trim();
-            if version.is_empty() || version == "extension" {
+            if version.is_empty() || (version == EXTENSION && !EXTENSIONS.contains(&name)) {
                 continue;
             }
             cases.push(Case {
                 suite: suite.to_owned(),
-                scenario: name.trim().to_owned(),
+                scenario: name.to_owned(),
                 spec_version: version.to_owned(),
             });
         }
@@ -251,12 +259,14 @@ fn run_case(node: &Path, work: &Path, client: &Path, case: &Case) -> Result<Outc
             "--scenario",
             &case.scenario,
         ])
-        .args([
-            "--spec-version",
-            &case.spec_version,
-            "--timeout",
-            CLIENT_TIMEOUT_MS,
-        ])
+        // An extension scenario runs at the suite's default version: it refuses
+        // `--spec-version extension` and skips itself at any dated one.
+        .args(if case.spec_version == EXTENSION {
+            vec![]
+        } else {
+            vec!["--spec-version", &case.spec_version]
+        })
+        .args(["--timeout", CLIENT_TIMEOUT_MS])
         .arg("-o")
         .arg(&out)
         .stdin(Stdio::null())
@@ -325,20 +335,24 @@ fn run_case(node: &Path, work: &Path, client: &Path, case: &Case) -> Result<Outc
     )))
 }
 
-/// The checks the runner saved under `out` (in a subdirectory named after the run).
+/// The checks the runner saved under `out`, in a directory named after the run (one
+/// level down, or two for a scenario named `auth/...`).
 fn read_checks(out: &Path) -> Vec<Value> {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return Vec::new();
-    };
-    for entry in entries.flatten() {
-        let file = entry.path().join("checks.json");
-        if let Ok(text) = std::fs::read_to_string(&file)
-            && let Ok(Value::Array(checks)) = serde_json::from_str(&text)
-        {
-            return checks;
+    fn find(dir: &Path, depth: u32) -> Option<Vec<Value>> {
+        let text = std::fs::read_to_string(dir.join("checks.json")).ok();
+        if let Some(Ok(Value::Array(checks))) = text.map(|t| serde_json::from_str(&t)) {
+            return Some(checks);
         }
+        if depth == 0 {
+            return None;
+        }
+        let entries = std::fs::read_dir(dir).ok()?;
+        entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .find_map(|e| find(&e.path(), depth - 1))
     }
-    Vec::new()
+    find(out, 2).unwrap_or_default()
 }
 
 /// Reads the expected failures; every entry needs a non-empty reason.
@@ -402,10 +416,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listing_keeps_client_scenarios_but_not_auth_or_extensions() {
+    fn listing_keeps_client_scenarios_and_the_client_credentials_extensions() {
         let listing = "Server scenarios (test against a server):\n  - ping [2025-06-18]\n\n\
             Client scenarios (test against a client):\n  - initialize [2025-06-18,2025-11-25]\n  \
-            - auth/basic-cimd [2025-11-25]\n  - sep-2640-client-no-prefetch [extension]\n\n\
+            - auth/basic-cimd [2025-11-25]\n  - sep-2640-client-no-prefetch [extension]\n  \
+            - auth/client-credentials-basic [extension]\n  - auth/dpop [extension]\n\n\
             Authorization server scenarios:\n  - authorization-code-grant [2026-07-28]\n";
         let cases: Vec<String> = parse_listing("0.1.16", listing)
             .iter()
@@ -415,7 +430,9 @@ mod tests {
             cases,
             [
                 "0.1.16/initialize/2025-06-18",
-                "0.1.16/initialize/2025-11-25"
+                "0.1.16/initialize/2025-11-25",
+                "0.1.16/auth/basic-cimd/2025-11-25",
+                "0.1.16/auth/client-credentials-basic/extension",
             ]
         );
     }

@@ -10,6 +10,7 @@ use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BuildError, ClientConfig, HttpClient, Secrets};
 
+use crate::auth::Authorizers;
 use crate::gate::ProbeGates;
 use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
@@ -35,6 +36,7 @@ struct Inner {
     next_id: AtomicI64,
     sessions: SessionCounts,
     probes: ProbeGates,
+    authorizers: Authorizers,
 }
 
 /// Handshake-era sessions, counted as they open and end.
@@ -104,6 +106,7 @@ impl McpClient {
                 next_id: AtomicI64::new(1),
                 sessions: SessionCounts::default(),
                 probes: ProbeGates::default(),
+                authorizers: Authorizers::default(),
             }),
         })
     }
@@ -168,6 +171,10 @@ impl McpClient {
     }
 
     /// The era probes in flight, one per server.
+    pub(crate) fn authorizers(&self) -> &Authorizers {
+        &self.inner.authorizers
+    }
+
     pub(crate) fn probes(&self) -> &ProbeGates {
         &self.inner.probes
     }

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
+use crate::auth::OAuthClient;
 use crate::client::McpClient;
 use crate::driver::{Cause, DriverError, rpc_text, safe};
 use crate::server::Server;
@@ -142,7 +143,7 @@ pub enum DiscoverErrorKind {
     Invalid,
     /// The server could not be reached, or gave no definite answer in time.
     Unreachable,
-    /// The server refused the credentials (401 or 403).
+    /// The server refused the credentials (401 or 403), or no OAuth token could be had.
     Refused,
     /// The server answered, but with an error or not as the protocol says.
     Server,
@@ -216,6 +217,9 @@ impl DiscoverError {
                     Unreachable,
                     format!("{step}: could not reach the server: {text}"),
                 )
+            }
+            Cause::Link(t) if *t.kind() == ErrorKind::Authorization => {
+                (Refused, format!("{step}: {text}"))
             }
             Cause::Link(t) if matches!(t.kind(), ErrorKind::Status { .. }) => {
                 (ServerKind, format!("{step}: the server failed: {text}"))
@@ -363,6 +367,23 @@ pub async fn list(
     list_on(client, &server, client.identity(), deadline).await
 }
 
+/// [`list`] with OAuth client credentials: a token is got when the server asks for one.
+pub async fn list_oauth(
+    client: &McpClient,
+    url: &str,
+    oauth: &OAuthClient,
+    deadline: Duration,
+) -> Result<Listed, DiscoverError> {
+    let (target, _) = target(url, None)?;
+    let auth = client.authorizers().get(&target.key, oauth);
+    let target = target
+        .with_secrets(client.proxy_secrets())
+        .with_secrets(&oauth.secrets())
+        .with_auth(auth);
+    let server = Server::http(client, target);
+    list_on(client, &server, client.identity(), deadline).await
+}
+
 /// [`list`] on a server already built (an HTTP server with the token given in code, or a
 /// managed stdio server), as `identity`.
 pub(crate) async fn list_on(
@@ -374,7 +395,7 @@ pub(crate) async fn list_on(
     let until = Instant::now() + deadline;
     let wanted = pages::Wanted::All;
     let (era, collected) = collect(client, server, identity, wanted, until, deadline).await?;
-    let secrets = server.secrets();
+    let secrets = &server.secrets();
     let warnings = collected
         .warnings()
         .iter()
@@ -407,7 +428,7 @@ async fn collect(
     let era = tokio::time::timeout_at(until, work)
         .await
         .map_err(|_| timed_out(deadline))?
-        .map_err(|e| DiscoverError::from_driver(&e, server.secrets()))?;
+        .map_err(|e| DiscoverError::from_driver(&e, &server.secrets()))?;
     Ok((era, collected))
 }
 

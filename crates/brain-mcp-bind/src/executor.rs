@@ -1,6 +1,6 @@
 //! The executor behind MCP bindings: one call, on whatever server, through the driver.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use brain_mcp_proto::client::{CallRequest, Identity};
@@ -10,6 +10,7 @@ use brain_tools_core::{ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOu
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::auth::{Credential, CredentialSource, OAuthClient};
 use crate::client::McpClient;
 use crate::driver::{self, Asker, Calling, Cause, DriverError, Step};
 use crate::responder::Responder;
@@ -28,6 +29,8 @@ pub struct McpExecutor {
     client: McpClient,
     responder: Option<Arc<dyn Responder>>,
     identity: Identity,
+    /// The embedder's credentials per tenant and server, shared by clones.
+    credentials: Arc<RwLock<Option<Arc<dyn CredentialSource>>>>,
 }
 
 impl std::fmt::Debug for McpExecutor {
@@ -48,6 +51,7 @@ impl McpExecutor {
             client,
             responder: None,
             identity,
+            credentials: Arc::default(),
         }
     }
 
@@ -64,6 +68,29 @@ impl McpExecutor {
             client,
             responder: Some(responder),
             identity,
+            credentials: Arc::default(),
+        }
+    }
+
+    /// Asks `source` for the credential of every call from now on (this executor and its
+    /// clones), in place of the binding's own; `None` goes back to the bindings'.
+    pub fn set_credentials(&self, source: Option<Arc<dyn CredentialSource>>) {
+        *self
+            .credentials
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = source;
+    }
+
+    /// The credential of a call: the source's, when one is set.
+    async fn credential(&self, tenant: &str, url: &str) -> Credential {
+        let source = self
+            .credentials
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match source {
+            Some(source) => source.credential(tenant, url).await,
+            None => Credential::FromBinding,
         }
     }
 
@@ -86,8 +113,10 @@ impl McpExecutor {
         ctx: &ExecContext<'_>,
     ) -> Result<ToolOutput, ToolFailure> {
         observe::call_target(server.origin(), tool);
-        let secrets = server.secrets();
-        match self.run_on(server, tool, ctx).await {
+        let result = self.run_on(server, tool, ctx).await;
+        // Taken after the call: an OAuth token got during it is a secret too.
+        let secrets = &server.secrets();
+        match result {
             Ok(output) => Ok(redact::output(secrets, output)),
             Err(e) => Err(e.to_failure(secrets)),
         }
@@ -139,11 +168,32 @@ impl ToolExecutor for McpExecutor {
                 ),
             ));
         };
-        let bearer = ctx.token.as_ref().map(|t| BearerToken::new(t.expose()));
-        let target = Target::checked(mcp.url(), bearer)
+        let (bearer, oauth) = match self.credential(&ctx.call.tenant, mcp.url().as_str()).await {
+            Credential::FromBinding => (
+                ctx.token.as_ref().map(|t| BearerToken::new(t.expose())),
+                binding.oauth().map(OAuthClient::from_config),
+            ),
+            Credential::Bearer(token) => (Some(BearerToken::new(token.expose())), None),
+            Credential::OAuth(client) => (None, Some(client)),
+            _ => {
+                return Err(ToolFailure::before_send(
+                    ErrorKind::AuthorizationFailed,
+                    format!(
+                        "tenant {:?} has no credentials for {}; nothing was sent",
+                        ctx.call.tenant,
+                        mcp.url().origin()
+                    ),
+                ));
+            }
+        };
+        let mut target = Target::checked(mcp.url(), bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
             .with_headers(binding.headers())
             .with_secrets(self.client.proxy_secrets());
+        if let Some(client) = oauth {
+            target = target.with_secrets(&client.secrets());
+            target = target.with_auth(self.client.authorizers().get(mcp.url().as_str(), &client));
+        }
         let server = Server::http(&self.client, target);
         self.run(&server, mcp.tool(), &ctx).await
     }

@@ -16,6 +16,7 @@
 //! default `cli` feature; a library user can leave it off).
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
+mod auth;
 mod client;
 /// The two programs, for their binaries and the tests that drive them in process: not a
 /// stable API (behind the default `cli` feature).
@@ -39,6 +40,7 @@ mod stdio;
 mod target;
 mod text;
 
+pub use auth::{ClientProof, Credential, CredentialSource, OAuthClient};
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use discover::{DiscoverError, DiscoverErrorKind};

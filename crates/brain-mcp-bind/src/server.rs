@@ -47,10 +47,10 @@ impl Server {
     }
 
     /// Every secret to remove from what the server says.
-    pub(crate) fn secrets(&self) -> &Secrets {
+    pub(crate) fn secrets(&self) -> Secrets {
         match self {
-            Self::Http(link) => &link.target().secrets,
-            Self::Stdio(_) => &crate::link::NO_SECRETS,
+            Self::Http(link) => link.target().secrets_now(),
+            Self::Stdio(_) => Secrets::none(),
         }
     }
 

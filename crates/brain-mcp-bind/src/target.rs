@@ -1,9 +1,13 @@
 //! Where an HTTP server's requests go, with what credentials, and what to keep secret.
 
+use std::sync::Arc;
+
 use brain_mcp_proto::client::Header;
 use brain_mcp_transport::{BearerToken, Secrets};
 use brain_tools_core::EndpointUrl;
 use http::Uri;
+
+use crate::auth::Authorizer;
 
 /// Where a request goes: the endpoint, the token for it, and the extra headers every
 /// request to it carries.
@@ -24,6 +28,8 @@ pub(crate) struct Target {
     /// Every secret of a call to this target (the token, the client's proxy credentials):
     /// removed from everything the server or a proxy says before anyone sees it.
     pub(crate) secrets: Secrets,
+    /// OAuth tokens, got when the server asks, in place of a static bearer token.
+    pub(crate) auth: Option<Arc<Authorizer>>,
 }
 
 impl Target {
@@ -51,6 +57,7 @@ impl Target {
             bearer,
             headers: Vec::new(),
             secrets,
+            auth: None,
         })
     }
 
@@ -72,6 +79,29 @@ impl Target {
     pub(crate) fn and_headers(&self, mut headers: Vec<Header>) -> Vec<Header> {
         headers.extend(self.headers.iter().cloned());
         headers
+    }
+
+    /// This target with OAuth tokens from `auth` (instead of a static bearer token).
+    pub(crate) fn with_auth(mut self, auth: Arc<Authorizer>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The token to send now: the static one, or the OAuth token held.
+    pub(crate) fn bearer_now(&self) -> Option<BearerToken> {
+        match &self.auth {
+            Some(auth) => auth.bearer(),
+            None => self.bearer.clone(),
+        }
+    }
+
+    /// Every secret of a call to this target now: the configured ones and the OAuth
+    /// tokens held.
+    pub(crate) fn secrets_now(&self) -> Secrets {
+        match &self.auth {
+            Some(auth) => self.secrets.union(&auth.secrets()),
+            None => self.secrets.clone(),
+        }
     }
 
     /// This target with `more` secrets to remove (the client's proxy credentials).

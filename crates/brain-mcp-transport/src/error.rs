@@ -74,6 +74,9 @@ pub enum ErrorKind {
     InvalidSessionId,
     /// A redirect that is not a same-origin 307/308, or too many hops.
     Redirect,
+    /// The server wants a token and none could be had: the message names the step
+    /// (metadata, issuer, token endpoint, scope). The server acted on nothing.
+    Authorization,
 }
 
 impl ErrorKind {
@@ -91,6 +94,7 @@ impl ErrorKind {
             Self::StreamEnded => "stream_ended",
             Self::InvalidSessionId => "invalid_session_id",
             Self::Redirect => "redirect",
+            Self::Authorization => "authorization",
         }
     }
 }
@@ -120,6 +124,12 @@ impl TransportError {
             source: None,
             proxy_status: None,
         }))
+    }
+
+    /// A request that could not be authorized ([`ErrorKind::Authorization`]): the
+    /// server was refused nothing it acted on. `message` must hold no secret.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Authorization, Delivery::NotSent, message)
     }
 
     pub(crate) fn with_proxy_status(mut self, status: Option<StatusCode>) -> Self {

@@ -204,11 +204,14 @@ pub enum ErrorKind {
     OutputTooLarge,
     /// The structured result did not match `output_schema`.
     OutputSchemaMismatch,
+    /// No token could be obtained for the server (metadata, issuer, token endpoint or
+    /// scope); the tool was not called.
+    AuthorizationFailed,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::TenantNotAllowed,
         Self::InvalidArguments,
         Self::MissingToken,
@@ -223,6 +226,7 @@ impl ErrorKind {
         Self::UnsupportedContent,
         Self::OutputTooLarge,
         Self::OutputSchemaMismatch,
+        Self::AuthorizationFailed,
     ];
 
     /// The serialized name, such as `tenant_not_allowed`.
@@ -242,6 +246,7 @@ impl ErrorKind {
             Self::UnsupportedContent => "unsupported_content",
             Self::OutputTooLarge => "output_too_large",
             Self::OutputSchemaMismatch => "output_schema_mismatch",
+            Self::AuthorizationFailed => "authorization_failed",
         }
     }
 }

@@ -132,7 +132,7 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
         match action {
             Action::Send(answer) => channel.link.notify(answer).await,
             Action::Progress(p) => {
-                let secrets = channel.link.secrets();
+                let secrets = &channel.link.secrets();
                 let message = p.message.map(|m| safe(secrets, &m, FRAGMENT_LIMIT));
                 calling.ctx.progress.report(p.progress, p.total, message);
             }

@@ -128,6 +128,9 @@ impl DriverError {
     fn kind(&self) -> ErrorKind {
         let before_call = self.step != Step::Call;
         match &self.cause {
+            Cause::Link(e) if *e.kind() == TransportKind::Authorization => {
+                ErrorKind::AuthorizationFailed
+            }
             Cause::Core(CallError::Unauthorized { .. })
             | Cause::Unreachable(_)
             | Cause::Refused(_)

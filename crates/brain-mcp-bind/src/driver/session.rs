@@ -120,7 +120,7 @@ pub(crate) async fn open_session(
     // From here the server may hold a session: the guard ends it whatever happens next.
     if let Some(id) = &session_id {
         client.sessions().opened();
-        observe::session_opened(link.secrets(), id);
+        observe::session_opened(&link.secrets(), id);
     }
     let pending = handshake::pending(session_id.clone());
     let mut cleanup = Cleanup::new(client, link.clone(), pending, true);

@@ -339,7 +339,7 @@ impl ToolHost {
                 &listed.tools,
                 &server.tools,
                 endpoint,
-                reached.secrets(),
+                &reached.secrets(),
             )
         });
         let selected = match selected {

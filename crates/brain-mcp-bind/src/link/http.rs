@@ -2,8 +2,12 @@
 
 use std::sync::Arc;
 
+use brain_mcp_proto::auth::retry::{Refusal, Rounds};
+use brain_mcp_proto::auth::{self, HttpUrl};
 use brain_mcp_proto::client::{Framing, Outgoing, handshake};
-use brain_mcp_transport::{PostReply, PostRequest, ReplyStream, TransportError};
+use brain_mcp_transport::{
+    BearerToken, ErrorKind, PostReply, PostRequest, ReplyStream, TransportError,
+};
 use tracing::Instrument;
 
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
@@ -31,12 +35,17 @@ impl HttpLink {
     }
 
     /// The transport's request for `out`, with this target's endpoint and credentials.
-    fn post_request(&self, out: Outgoing, budget: usize) -> PostRequest {
+    fn post_request(
+        &self,
+        out: Outgoing,
+        budget: usize,
+        bearer: Option<BearerToken>,
+    ) -> PostRequest {
         let target = &self.target;
         let mut req = PostRequest::new(target.url.clone(), out.body, out.expect);
         req.headers = target.and_headers(out.headers);
-        req.bearer = target.bearer.clone();
-        req.secrets = target.secrets.clone();
+        req.bearer = bearer;
+        req.secrets = target.secrets_now();
         req.budget = budget;
         req.resume_attempts = out.resume_attempts;
         req.resume_headers = target.and_headers(out.resume_headers);
@@ -46,17 +55,63 @@ impl HttpLink {
 
     async fn post(&self, out: Outgoing, budget: usize) -> Result<PostReply, TransportError> {
         let span = observe::exchange_span(&self.target, &out);
-        let req = self.post_request(out, budget);
+        let req = self.post_request(out, budget, self.target.bearer_now());
         self.client.http().post(req).instrument(span).await
     }
 
+    /// Sends a request and returns its replies. A server that wants an OAuth token gets
+    /// one and the request again, as often as the core's rounds allow: a refused request
+    /// did not run, so at-most-once holds.
     pub(super) async fn request(
         &self,
         out: Outgoing,
         budget: usize,
     ) -> Result<ReplyStream, TransportError> {
+        let Some(auth) = &self.target.auth else {
+            return self
+                .request_once(out, budget, self.target.bearer.clone())
+                .await;
+        };
+        let http = self.client.http();
+        let mut bearer = auth.prepare(http).await.map_err(authorization)?;
+        let mut rounds = Rounds::default();
+        loop {
+            let result = self.request_once(out.clone(), budget, bearer.clone()).await;
+            let refusal = match &result {
+                Err(e) => refusal(e),
+                Ok(_) => None,
+            };
+            let Some((status, challenge)) = refusal else {
+                return result;
+            };
+            let read = challenge.as_deref().and_then(auth::bearer);
+            let step_up = match rounds.after(status, read.as_ref(), auth_scope(auth).as_deref()) {
+                Refusal::Authorize => None,
+                Refusal::StepUp(scope) => Some(scope),
+                Refusal::GiveUp(why) => {
+                    return Err(authorization(format!("authorization: {why} ({status})")));
+                }
+                _ => return result,
+            };
+            let server = HttpUrl::parse(&self.target.key).map_err(|_| {
+                authorization("authorization: the server URL cannot be used".into())
+            })?;
+            let token = auth
+                .authorize(http, &server, read.as_ref(), bearer.as_ref(), step_up)
+                .await
+                .map_err(authorization)?;
+            bearer = Some(token);
+        }
+    }
+
+    async fn request_once(
+        &self,
+        out: Outgoing,
+        budget: usize,
+        bearer: Option<BearerToken>,
+    ) -> Result<ReplyStream, TransportError> {
         let span = observe::exchange_span(&self.target, &out);
-        let req = self.post_request(out, budget);
+        let req = self.post_request(out, budget, bearer);
         self.client.http().request(req).instrument(span).await
     }
 
@@ -87,8 +142,8 @@ impl HttpLink {
             .delete(
                 &target.url,
                 &headers,
-                target.bearer.as_ref(),
-                &target.secrets,
+                target.bearer_now().as_ref(),
+                &target.secrets_now(),
                 CLEANUP_STEP_DEADLINE,
             )
             .instrument(observe::delete_span(target, id))
@@ -98,4 +153,28 @@ impl HttpLink {
         self.client.sessions().ended(closed);
         observe::session_ended(target, id, closed, status);
     }
+}
+
+/// The status and challenge of a refusal for want of authorization (401, 403).
+fn refusal(e: &TransportError) -> Option<(u16, Option<String>)> {
+    match e.kind() {
+        ErrorKind::Status {
+            status,
+            www_authenticate,
+            ..
+        } if matches!(status.as_u16(), 401 | 403) => {
+            Some((status.as_u16(), www_authenticate.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The scope asked for so far (for step-up).
+fn auth_scope(auth: &crate::auth::Authorizer) -> Option<String> {
+    auth.scope()
+}
+
+/// A call that could not be authorized: the server acted on nothing.
+fn authorization(message: String) -> TransportError {
+    TransportError::unauthorized(message)
 }

@@ -37,14 +37,13 @@ pub(crate) enum Replies {
 }
 
 /// What a link to a child has to keep secret: nothing of ours reaches it.
-pub(crate) static NO_SECRETS: Secrets = Secrets::none();
 
 impl Link {
     /// Every secret of the requests this link carries, to remove from what comes back.
-    pub(crate) fn secrets(&self) -> &Secrets {
+    pub(crate) fn secrets(&self) -> Secrets {
         match self {
-            Self::Http(http) => &http.target().secrets,
-            Self::Child(_) => &NO_SECRETS,
+            Self::Http(http) => http.target().secrets_now(),
+            Self::Child(_) => Secrets::none(),
         }
     }
 

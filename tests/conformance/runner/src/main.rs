@@ -13,6 +13,7 @@
 //! worked, 1 otherwise (the reason on standard error).
 
 mod arguments;
+mod auth;
 mod scenarios;
 #[cfg(test)]
 mod selftest;

@@ -5,15 +5,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use brain_mcp_bind::discover::{self, Listed};
-use brain_mcp_bind::{McpClient, McpExecutor};
+use brain_mcp_bind::{McpClient, McpExecutor, OAuthClient};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::version::ProtocolVersion;
 use brain_tools_core::{Binding, NoProgress, ToolCall, run_call};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::arguments;
 use crate::user::DefaultsResponder;
+use crate::{arguments, auth};
 
 /// The bound on listing and on each call.
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -43,13 +43,22 @@ pub(crate) async fn run(run: &Run) -> Result<(), String> {
     } else {
         McpExecutor::new(client.clone())
     };
-    let outcome = drive(run, &client, &executor).await;
+    let oauth = auth::client(run)?;
+    if let Some(oauth) = &oauth {
+        executor.set_credentials(Some(auth::source(oauth.clone())));
+    }
+    let outcome = drive(run, &client, &executor, oauth.as_ref()).await;
     client.flush(Duration::from_secs(5)).await;
     outcome
 }
 
-async fn drive(run: &Run, client: &McpClient, executor: &McpExecutor) -> Result<(), String> {
-    let tools = list(run, client).await?;
+async fn drive(
+    run: &Run,
+    client: &McpClient,
+    executor: &McpExecutor,
+    oauth: Option<&OAuthClient>,
+) -> Result<(), String> {
+    let tools = list(run, client, oauth).await?;
     match run.scenario.as_str() {
         "tools_call" => {
             let add = find(&tools, "add_numbers")?;
@@ -106,14 +115,22 @@ async fn drive(run: &Run, client: &McpClient, executor: &McpExecutor) -> Result<
 /// Every tool, by Brain's discovery. A refused first listing is tried once more: a server
 /// that refuses a stale framing (-32022) makes the client forget the era, and the next
 /// listing probes again.
-async fn list(run: &Run, client: &McpClient) -> Result<Vec<Tool>, String> {
-    let listed: Listed = match discover::list(client, &run.url, None, DEADLINE).await {
+async fn list(
+    run: &Run,
+    client: &McpClient,
+    oauth: Option<&OAuthClient>,
+) -> Result<Vec<Tool>, String> {
+    let once = || async {
+        match oauth {
+            Some(oauth) => discover::list_oauth(client, &run.url, oauth, DEADLINE).await,
+            None => discover::list(client, &run.url, None, DEADLINE).await,
+        }
+    };
+    let listed: Listed = match once().await {
         Ok(listed) => listed,
         Err(first) => {
             eprintln!("conformance-client: listing failed once: {first}");
-            discover::list(client, &run.url, None, DEADLINE)
-                .await
-                .map_err(|e| format!("listing tools: {e}"))?
+            once().await.map_err(|e| format!("listing tools: {e}"))?
         }
     };
     for warning in &listed.warnings {

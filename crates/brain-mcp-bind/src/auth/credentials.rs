@@ -1,0 +1,250 @@
+//! A client's proof of identity at a token endpoint, read from the environment when a
+//! token is needed (so a rotated secret takes effect on the next token), and the
+//! signature of a `private_key_jwt` assertion.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use brain_mcp_proto::auth::jwt::{self, Alg};
+use brain_mcp_proto::auth::metadata::ServerMetadata;
+use brain_mcp_proto::auth::token::{ClientAuth, Form, client_form};
+use brain_mcp_proto::text::Secrets;
+use brain_tools_core::{ClientSecret, Secret};
+use ring::rand::{SecureRandom, SystemRandom};
+use ring::signature::{self, EcdsaKeyPair, RsaKeyPair};
+use rustls_pki_types::PrivateKeyDer;
+use rustls_pki_types::pem::PemObject;
+
+use super::given::{ClientProof, OAuthClient};
+
+/// The most bytes of a PEM key read from the environment.
+const MAX_KEY_BYTES: usize = 16 * 1024;
+
+/// What proves the client's identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Credentials {
+    pub(crate) client_id: String,
+    pub(crate) proof: ClientProof,
+}
+
+/// The secret or key read for one token request.
+enum Proof {
+    Secret(Secret),
+    Key(Signer),
+}
+
+/// A private key that signs assertions.
+enum Signer {
+    Ec(EcdsaKeyPair),
+    Rsa(RsaKeyPair),
+}
+
+impl Credentials {
+    /// The credentials of `client`.
+    pub(crate) fn of(client: &OAuthClient) -> Self {
+        Self {
+            client_id: client.client_id.clone(),
+            proof: client.proof.clone(),
+        }
+    }
+
+    /// A short digest of the proof (never the proof): credentials that rotate get new
+    /// tokens rather than the old secret's.
+    pub(crate) fn fingerprint(&self) -> String {
+        let text = match &self.proof {
+            ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s) => s.expose().to_owned(),
+            ClientProof::Env(ClientSecret::SecretEnv(var)) => format!("env:{var}"),
+            ClientProof::Env(ClientSecret::KeyEnv(var)) => format!("key-env:{var}"),
+            ClientProof::Env(_) => "other".to_owned(),
+        };
+        let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+        URL_SAFE_NO_PAD.encode(&digest.as_ref()[..12])
+    }
+
+    /// Adds the client's identity to a token request's `form` as `server` allows it;
+    /// returns the `Authorization` value for `client_secret_basic` and the secrets to
+    /// remove from whatever the token endpoint says. Errors name the variable, never
+    /// its value.
+    pub(crate) fn apply(
+        &self,
+        form: &mut Form,
+        server: &ServerMetadata,
+        issuer: &str,
+    ) -> Result<(Option<String>, Secrets), String> {
+        match self.read()? {
+            Proof::Secret(secret) => {
+                let auth = ClientAuth::for_secret(server).map_err(|e| e.to_string())?;
+                let basic = client_form(form, auth, &self.client_id, secret.expose());
+                let secrets = Secrets::new([secret.expose().to_owned()]).with(
+                    basic
+                        .iter()
+                        .map(|b| b.trim_start_matches("Basic ").to_owned()),
+                );
+                Ok((basic, secrets))
+            }
+            Proof::Key(signer) => {
+                let auth = ClientAuth::for_key(server).map_err(|e| e.to_string())?;
+                let assertion = signer.assertion(&self.client_id, issuer)?;
+                client_form(form, auth, &self.client_id, &assertion);
+                Ok((None, Secrets::new([assertion])))
+            }
+        }
+    }
+
+    fn read(&self) -> Result<Proof, String> {
+        match &self.proof {
+            ClientProof::Secret(secret) => Ok(Proof::Secret(secret.clone())),
+            ClientProof::PrivateKeyPem(pem) => Signer::from_pem(pem.expose().as_bytes())
+                .map(Proof::Key)
+                .map_err(|why| format!("the private key {why}")),
+            ClientProof::Env(ClientSecret::SecretEnv(var)) => Secret::from_env(var)
+                .map(Proof::Secret)
+                .map_err(|e| e.to_string()),
+            ClientProof::Env(ClientSecret::KeyEnv(var)) => {
+                let pem = std::env::var(var)
+                    .map_err(|_| format!("environment variable {var} is not set or not Unicode"))?;
+                if pem.len() > MAX_KEY_BYTES {
+                    return Err(format!(
+                        "environment variable {var} holds more than {MAX_KEY_BYTES} bytes"
+                    ));
+                }
+                Signer::from_pem(pem.as_bytes())
+                    .map(Proof::Key)
+                    .map_err(|why| format!("environment variable {var} {why}"))
+            }
+            _ => Err("this kind of client credential is not supported".into()),
+        }
+    }
+}
+
+impl Signer {
+    /// A PKCS #8 P-256 or RSA key, or a SEC1 P-256 key, from PEM.
+    fn from_pem(pem: &[u8]) -> Result<Self, &'static str> {
+        let key = PrivateKeyDer::from_pem_slice(pem).map_err(|_| "holds no PEM private key")?;
+        let rng = SystemRandom::new();
+        let der = key.secret_der();
+        if let PrivateKeyDer::Pkcs8(_) = key {
+            if let Ok(ec) =
+                EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
+            {
+                return Ok(Self::Ec(ec));
+            }
+            return RsaKeyPair::from_pkcs8(der)
+                .map(Self::Rsa)
+                .map_err(|_| "holds a key that is neither P-256 nor RSA");
+        }
+        Err("holds a key that is not PKCS #8 (convert it with openssl pkcs8 -topk8 -nocrypt)")
+    }
+
+    /// A signed assertion for `client_id` with the authorization server as audience.
+    fn assertion(&self, client_id: &str, audience: &str) -> Result<String, String> {
+        let rng = SystemRandom::new();
+        let mut id = [0u8; 16];
+        rng.fill(&mut id)
+            .map_err(|_| "no randomness for the assertion id")?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let alg = match self {
+            Self::Ec(_) => Alg::Es256,
+            Self::Rsa(_) => Alg::Rs256,
+        };
+        let input = jwt::signing_input(alg, client_id, audience, now, &URL_SAFE_NO_PAD.encode(id));
+        let signature = match self {
+            Self::Ec(key) => key
+                .sign(&rng, input.as_bytes())
+                .map(|s| s.as_ref().to_vec())
+                .map_err(|_| "the assertion could not be signed")?,
+            Self::Rsa(key) => {
+                let mut out = vec![0; key.public().modulus_len()];
+                key.sign(
+                    &signature::RSA_PKCS1_SHA256,
+                    &rng,
+                    input.as_bytes(),
+                    &mut out,
+                )
+                .map_err(|_| "the assertion could not be signed")?;
+                out
+            }
+        };
+        Ok(jwt::assertion(&input, &signature))
+    }
+}
+
+/// `n` random bytes, base64url: PKCE verifiers and `state` values.
+pub(crate) fn random_token(n: usize) -> Result<String, String> {
+    let mut bytes = vec![0u8; n];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| "no randomness available".to_owned())?;
+    Ok(URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// The PKCE S256 challenge of `verifier` (RFC 7636 §4.2).
+pub(crate) fn pkce_challenge(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(ring::digest::digest(
+        &ring::digest::SHA256,
+        verifier.as_bytes(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A P-256 PKCS #8 key made for this test.
+    fn ec_pem() -> String {
+        let rng = SystemRandom::new();
+        let doc = EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(doc.as_ref());
+        format!("-----BEGIN PRIVATE KEY-----\n{b64}\n-----END PRIVATE KEY-----\n")
+    }
+
+    #[test]
+    fn an_ec_assertion_verifies_with_its_public_key() {
+        let pem = ec_pem();
+        let Signer::Ec(key) = Signer::from_pem(pem.as_bytes()).unwrap() else {
+            panic!("not EC")
+        };
+        let public = ring::signature::KeyPair::public_key(&key).as_ref().to_vec();
+        let signer = Signer::Ec(key);
+        let jwt = signer
+            .assertion("brain-host", "https://auth.example.com")
+            .unwrap();
+        let (input, sig) = jwt.rsplit_once('.').unwrap();
+        let sig = URL_SAFE_NO_PAD.decode(sig).unwrap();
+        signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, public)
+            .verify(input.as_bytes(), &sig)
+            .expect("the signature verifies");
+        let claims = input.split('.').nth(1).unwrap();
+        let claims: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
+        assert_eq!(claims["aud"], "https://auth.example.com");
+        assert_eq!(claims["iss"], "brain-host");
+    }
+
+    #[test]
+    fn unusable_keys_are_refused_without_their_text() {
+        for pem in [
+            "",
+            "not pem",
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+        ] {
+            let why = Signer::from_pem(pem.as_bytes()).err().expect("refused");
+            assert!(!why.contains("AAAA"), "{why}");
+        }
+    }
+
+    #[test]
+    fn pkce_is_base64url_sha256() {
+        // Computed independently (Python's hashlib and base64).
+        assert_eq!(
+            pkce_challenge("brain-pkce-test-verifier-0123456789-abcdefghij"),
+            "ITot03ckFLetpgafX8iK1x8WosNKIUhX7Prqd4-9i1I"
+        );
+        assert_eq!(random_token(32).unwrap().len(), 43);
+        assert_ne!(random_token(32).unwrap(), random_token(32).unwrap());
+    }
+}

@@ -1,0 +1,96 @@
+//! The authorization exchanges themselves: the metadata search the core orders, and
+//! one token request. Every fetch has a byte bound and a deadline; nothing is retried
+//! beyond what the core's search and rounds allow.
+
+use std::time::Duration;
+
+use brain_mcp_proto::auth::token::{self, Grant, Token};
+use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Search, Step};
+use brain_mcp_proto::client::Header;
+use brain_mcp_transport::{FetchRequest, Fetched, HttpClient, Secrets};
+use bytes::Bytes;
+use http::Uri;
+
+use super::credentials::Credentials;
+
+/// How long one authorization request may take (each counts inside the call's deadline).
+pub(crate) const STEP_DEADLINE: Duration = Duration::from_secs(10);
+/// The most bytes of a metadata document or token answer read.
+const DOCUMENT_LIMIT: usize = 64 * 1024;
+
+/// Finds the authority for `server`, pinned to `issuer` when the client holds a secret.
+pub(crate) async fn find(
+    http: &HttpClient,
+    server: &HttpUrl,
+    challenge: Option<&BearerChallenge>,
+    issuer: Option<&str>,
+) -> Result<Authority, String> {
+    let mut search = Search::new(server, challenge, issuer);
+    loop {
+        match search.step() {
+            Step::Fetch(url) => {
+                let answer = get(http, &url).await;
+                search.handle(answer.as_ref().map(|f| (f.status, f.body.as_ref())));
+            }
+            Step::Found(authority) => return Ok(*authority),
+            Step::Failed(e) => return Err(format!("authorization metadata: {e}")),
+            _ => return Err("authorization metadata: the search cannot go on".into()),
+        }
+    }
+}
+
+/// A GET of a metadata document; `None` when nothing usable came back.
+async fn get(http: &HttpClient, url: &str) -> Option<Fetched> {
+    let uri: Uri = url.parse().ok()?;
+    let mut req = FetchRequest::get(uri, STEP_DEADLINE);
+    req.limit = DOCUMENT_LIMIT;
+    http.fetch(req).await.ok()
+}
+
+/// Asks `authority`'s token endpoint for a token with `grant`, the client proving its
+/// identity with `credentials`; the client's secrets are sent there and nowhere else.
+pub(crate) async fn token(
+    http: &HttpClient,
+    authority: &Authority,
+    credentials: &Credentials,
+    grant: Grant<'_>,
+    scope: Option<&str>,
+) -> Result<Token, String> {
+    let endpoint = authority
+        .server
+        .token_endpoint
+        .as_deref()
+        .ok_or("authorization: the authorization server's metadata has no token_endpoint")?;
+    let uri = HttpUrl::parse(endpoint)
+        .ok()
+        .and_then(|_| endpoint.parse::<Uri>().ok())
+        .ok_or("authorization: the token endpoint is not an http(s) URL")?;
+    let mut form = token::grant_form(grant, &authority.resource, scope);
+    let (basic, mut secrets) = credentials
+        .apply(&mut form, &authority.server, &authority.issuer)
+        .map_err(|why| format!("authorization: {why}"))?;
+    if let Grant::Refresh(refresh) = grant {
+        secrets = secrets.with([refresh]);
+    }
+    let mut req = FetchRequest::post(
+        uri,
+        "application/x-www-form-urlencoded",
+        Bytes::from(form.body().to_owned()),
+        STEP_DEADLINE,
+    );
+    req.limit = DOCUMENT_LIMIT;
+    req.headers = basic
+        .map(|value| vec![Header::sensitive("authorization", value)])
+        .unwrap_or_default();
+    req.secrets = secrets.clone();
+    let answer = http
+        .fetch(req)
+        .await
+        .map_err(|e| format!("authorization: token request: {e}"))?;
+    token::read_token(answer.status, &answer.body)
+        .map_err(|e| format!("authorization: {}", redacted(&secrets, &e.to_string())))
+}
+
+fn redacted(secrets: &Secrets, text: &str) -> String {
+    secrets.redact(text).into_owned()
+}
