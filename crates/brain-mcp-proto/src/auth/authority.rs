@@ -32,6 +32,9 @@ pub struct Authority {
     pub server: ServerMetadata,
     /// The scopes the protected resource lists, if any.
     pub scopes_supported: Option<Vec<String>>,
+    /// The server had no metadata at all: [`Self::server`] holds the 2025-03-26 default
+    /// endpoints.
+    pub defaults: bool,
 }
 
 /// The next thing a search needs.
@@ -139,7 +142,11 @@ impl Search {
                             registration_endpoint: Some(register),
                             ..ServerMetadata::default()
                         };
-                        self.found(None, issuer, doc)
+                        let mut state = self.found(None, issuer, doc);
+                        if let State::Over(Step::Found(found)) = &mut state {
+                            found.defaults = true;
+                        }
+                        state
                     }
                     _ => State::Over(Step::Failed(AuthError::NoServerMetadata {
                         issuer: issuer.clone(),
@@ -220,6 +227,7 @@ impl Search {
             issuer,
             server,
             scopes_supported,
+            defaults: false,
         })))
     }
 }

@@ -148,6 +148,7 @@ fn no_resource_metadata_falls_back_to_2025_03_26() {
     };
     assert_eq!(found.issuer, "https://mcp.example.com");
     assert_eq!(found.resource, SERVER);
+    assert!(!found.defaults);
     // Nothing at all: the default endpoints at the server's origin.
     let (_, step) = run(search(None, None), &[]);
     let Step::Found(found) = step else {

@@ -9,6 +9,7 @@
 
 pub mod authority;
 pub mod challenge;
+pub mod code;
 pub mod discovery;
 pub mod jwt;
 pub mod metadata;
@@ -86,6 +87,18 @@ pub enum AuthError {
     NoAuthMethod {
         /// What the client holds.
         have: &'static str,
+    },
+    /// The redirect back from the authorization server cannot be used.
+    #[error("the authorization response was refused: {why}")]
+    Redirect {
+        /// Why, with the server's values cut.
+        why: String,
+    },
+    /// The registration endpoint refused to register the client.
+    #[error("the registration endpoint answered {status}")]
+    RegistrationRefused {
+        /// The HTTP status.
+        status: u16,
     },
     /// The token endpoint refused the request.
     #[error("the token endpoint answered {status}{}", error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default())]
