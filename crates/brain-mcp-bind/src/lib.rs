@@ -40,7 +40,10 @@ mod stdio;
 mod target;
 mod text;
 
-pub use auth::{ClientProof, Credential, CredentialSource, OAuthClient};
+pub use auth::{
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    OAuthClient,
+};
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use discover::{DiscoverError, DiscoverErrorKind};

@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use brain_mcp_proto::auth::code::Registered;
 use brain_mcp_proto::auth::jwt::{self, Alg};
 use brain_mcp_proto::auth::metadata::ServerMetadata;
 use brain_mcp_proto::auth::token::{ClientAuth, Form, client_form};
@@ -21,17 +22,21 @@ use super::given::{ClientProof, OAuthClient};
 /// The most bytes of a PEM key read from the environment.
 const MAX_KEY_BYTES: usize = 16 * 1024;
 
-/// What proves the client's identity.
+/// Who the client is at a token endpoint, and what proves it (nothing, for a public
+/// client).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Credentials {
     pub(crate) client_id: String,
-    pub(crate) proof: ClientProof,
+    pub(crate) proof: Option<ClientProof>,
+    /// The method registered for the client, when registration said; else the server's
+    /// metadata decides.
+    pub(crate) method: Option<ClientAuth>,
 }
 
 /// The secret or key read for one token request.
 enum Proof {
     Secret(Secret),
-    Key(Signer),
+    Key(Box<Signer>),
 }
 
 /// A private key that signs assertions.
@@ -41,11 +46,24 @@ enum Signer {
 }
 
 impl Credentials {
-    /// The credentials of `client`.
-    pub(crate) fn of(client: &OAuthClient) -> Self {
-        Self {
-            client_id: client.client_id.clone(),
+    /// The credentials `client` was given, if it was given a client id.
+    pub(crate) fn of(client: &OAuthClient) -> Option<Self> {
+        Some(Self {
+            client_id: client.client_id.clone()?,
             proof: client.proof.clone(),
+            method: None,
+        })
+    }
+
+    /// The credentials a registration issued.
+    pub(crate) fn registered(got: &Registered, server: &ServerMetadata) -> Self {
+        Self {
+            client_id: got.client_id.clone(),
+            proof: got
+                .client_secret
+                .as_ref()
+                .map(|s| ClientProof::Secret(Secret::new(s.clone()))),
+            method: Some(got.auth(server)),
         }
     }
 
@@ -53,10 +71,11 @@ impl Credentials {
     /// tokens rather than the old secret's.
     pub(crate) fn fingerprint(&self) -> String {
         let text = match &self.proof {
-            ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s) => s.expose().to_owned(),
-            ClientProof::Env(ClientSecret::SecretEnv(var)) => format!("env:{var}"),
-            ClientProof::Env(ClientSecret::KeyEnv(var)) => format!("key-env:{var}"),
-            ClientProof::Env(_) => "other".to_owned(),
+            Some(ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s)) => s.expose().to_owned(),
+            Some(ClientProof::Env(ClientSecret::SecretEnv(var))) => format!("env:{var}"),
+            Some(ClientProof::Env(ClientSecret::KeyEnv(var))) => format!("key-env:{var}"),
+            Some(ClientProof::Env(_)) => "other".to_owned(),
+            None => "public".to_owned(),
         };
         let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
         URL_SAFE_NO_PAD.encode(&digest.as_ref()[..12])
@@ -72,9 +91,16 @@ impl Credentials {
         server: &ServerMetadata,
         issuer: &str,
     ) -> Result<(Option<String>, Secrets), String> {
-        match self.read()? {
+        let Some(proof) = &self.proof else {
+            client_form(form, ClientAuth::None, &self.client_id, "");
+            return Ok((None, Secrets::none()));
+        };
+        match Self::read(proof)? {
             Proof::Secret(secret) => {
-                let auth = ClientAuth::for_secret(server).map_err(|e| e.to_string())?;
+                let auth = match self.method {
+                    Some(method @ (ClientAuth::Basic | ClientAuth::Post)) => method,
+                    _ => ClientAuth::for_secret(server).map_err(|e| e.to_string())?,
+                };
                 let basic = client_form(form, auth, &self.client_id, secret.expose());
                 let secrets = Secrets::new([secret.expose().to_owned()]).with(
                     basic
@@ -92,11 +118,11 @@ impl Credentials {
         }
     }
 
-    fn read(&self) -> Result<Proof, String> {
-        match &self.proof {
+    fn read(proof: &ClientProof) -> Result<Proof, String> {
+        match proof {
             ClientProof::Secret(secret) => Ok(Proof::Secret(secret.clone())),
             ClientProof::PrivateKeyPem(pem) => Signer::from_pem(pem.expose().as_bytes())
-                .map(Proof::Key)
+                .map(|s| Proof::Key(Box::new(s)))
                 .map_err(|why| format!("the private key {why}")),
             ClientProof::Env(ClientSecret::SecretEnv(var)) => Secret::from_env(var)
                 .map(Proof::Secret)
@@ -110,7 +136,7 @@ impl Credentials {
                     ));
                 }
                 Signer::from_pem(pem.as_bytes())
-                    .map(Proof::Key)
+                    .map(|s| Proof::Key(Box::new(s)))
                     .map_err(|why| format!("environment variable {var} {why}"))
             }
             _ => Err("this kind of client credential is not supported".into()),
@@ -208,7 +234,7 @@ mod tests {
         let Signer::Ec(key) = Signer::from_pem(pem.as_bytes()).unwrap() else {
             panic!("not EC")
         };
-        let public = ring::signature::KeyPair::public_key(&key).as_ref().to_vec();
+        let public = signature::KeyPair::public_key(&key).as_ref().to_vec();
         let signer = Signer::Ec(key);
         let jwt = signer
             .assertion("brain-host", "https://auth.example.com")

@@ -69,8 +69,10 @@ pub(crate) async fn token(
     let (basic, mut secrets) = credentials
         .apply(&mut form, &authority.server, &authority.issuer)
         .map_err(|why| format!("authorization: {why}"))?;
-    if let Grant::Refresh(refresh) = grant {
-        secrets = secrets.with([refresh]);
+    match grant {
+        Grant::Refresh(refresh) => secrets = secrets.with([refresh]),
+        Grant::Code { code, verifier, .. } => secrets = secrets.with([code, verifier]),
+        _ => {}
     }
     let mut req = FetchRequest::post(
         uri,

@@ -1,6 +1,8 @@
 //! Credentials given in code rather than named in a config: what an embedder hands the
 //! host per tenant and server, and what the conformance runner and `mcp-tools` use.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use brain_mcp_proto::text::Secrets;
 use brain_tools_core::{ClientSecret, OAuthConfig, Secret};
@@ -17,17 +19,64 @@ pub enum ClientProof {
     Env(ClientSecret),
 }
 
-/// OAuth client credentials for the client credentials grant.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a host shows a user so they can approve access, and where the answer comes back.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AuthorizationPrompt {
+    /// The authorization URL to send the user to.
+    pub url: String,
+    /// The redirect URI the authorization server sends the user back to.
+    pub redirect_uri: String,
+    /// The MCP server the access is for.
+    pub server_url: String,
+    /// Whose access it is ([`OAuthClient::for_principal`]), if said.
+    pub principal: Option<String>,
+}
+
+/// The half of the authorization code grant only a host can do: bring a user to the
+/// authorization URL and hand back where they were redirected. Brain never opens a
+/// browser; a test suite's handler may follow the URL itself.
+#[async_trait]
+pub trait AuthorizationHandler: Send + Sync + 'static {
+    /// The full redirect URL (with `code` and `state`) after the user approved, or why
+    /// there is none (declined, timed out).
+    async fn authorize(&self, prompt: &AuthorizationPrompt) -> Result<String, String>;
+}
+
+/// The authorization code grant's settings.
+#[derive(Clone)]
+pub(crate) struct Delegated {
+    pub(crate) handler: Arc<dyn AuthorizationHandler>,
+    pub(crate) redirect_uri: String,
+    /// A Client ID Metadata Document URL, used as `client_id` where the server takes one.
+    pub(crate) metadata_document: Option<String>,
+    pub(crate) client_name: String,
+}
+
+impl std::fmt::Debug for Delegated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delegated")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("metadata_document", &self.metadata_document)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An OAuth client: machine credentials (the client credentials grant), or a user's
+/// delegation (the authorization code grant with PKCE, through an
+/// [`AuthorizationHandler`]).
+#[derive(Clone, Debug)]
 pub struct OAuthClient {
     pub(crate) issuer: Option<String>,
-    pub(crate) client_id: String,
-    pub(crate) proof: ClientProof,
+    pub(crate) client_id: Option<String>,
+    pub(crate) proof: Option<ClientProof>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) principal: Option<String>,
+    pub(crate) delegated: Option<Delegated>,
 }
 
 impl OAuthClient {
-    /// A client whose credentials go to `issuer` only: a server whose metadata names
+    /// Machine credentials that go to `issuer` only: a server whose metadata names
     /// another authorization server is refused before anything is sent.
     pub fn pinned(
         issuer: impl Into<String>,
@@ -36,26 +85,81 @@ impl OAuthClient {
     ) -> Self {
         Self {
             issuer: Some(issuer.into()),
-            client_id: client_id.into(),
-            proof,
-            scopes: Vec::new(),
+            ..Self::trusting_server_metadata(client_id, proof)
         }
     }
 
-    /// A client that trusts whichever authorization server the server's metadata names.
-    /// Only for a person reviewing the result (`mcp-tools` prints the issuer it found) or
-    /// a test suite: a server could otherwise collect the secret.
+    /// Machine credentials that go to whichever authorization server the server's
+    /// metadata names. Only for a person reviewing the result (`mcp-tools` prints the
+    /// issuer it found) or a test suite: a server could otherwise collect the secret.
     pub fn trusting_server_metadata(client_id: impl Into<String>, proof: ClientProof) -> Self {
         Self {
             issuer: None,
-            client_id: client_id.into(),
-            proof,
+            client_id: Some(client_id.into()),
+            proof: Some(proof),
             scopes: Vec::new(),
+            principal: None,
+            delegated: None,
         }
+    }
+
+    /// A user's delegation: `handler` brings the user to the authorization server, which
+    /// sends them back to `redirect_uri`. The client registers itself (a Client ID
+    /// Metadata Document, else dynamic registration) unless [`Self::with_client`] names it.
+    pub fn delegated(
+        handler: Arc<dyn AuthorizationHandler>,
+        redirect_uri: impl Into<String>,
+    ) -> Self {
+        Self {
+            issuer: None,
+            client_id: None,
+            proof: None,
+            scopes: Vec::new(),
+            principal: None,
+            delegated: Some(Delegated {
+                handler,
+                redirect_uri: redirect_uri.into(),
+                metadata_document: None,
+                client_name: "Brain".to_owned(),
+            }),
+        }
+    }
+
+    /// A pre-registered client id, and its secret or key if it has one.
+    #[must_use]
+    pub fn with_client(mut self, client_id: impl Into<String>, proof: Option<ClientProof>) -> Self {
+        self.client_id = Some(client_id.into());
+        self.proof = proof;
+        self
+    }
+
+    /// Credentials that go to `issuer` only.
+    #[must_use]
+    pub fn pinned_to(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// The URL of this client's Client ID Metadata Document, used as its `client_id`
+    /// where the authorization server accepts one.
+    #[must_use]
+    pub fn with_metadata_document(mut self, url: impl Into<String>) -> Self {
+        if let Some(d) = self.delegated.as_mut() {
+            d.metadata_document = Some(url.into());
+        }
+        self
+    }
+
+    /// Whose tokens these are (a tenant, a user): tokens are kept apart per principal.
+    #[must_use]
+    pub fn for_principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = Some(principal.into());
+        self
     }
 
     /// These credentials asking for `scopes` (none: the server's challenge or metadata
     /// decides).
+    #[must_use]
     pub fn with_scopes(mut self, scopes: Vec<String>) -> Self {
         self.scopes = scopes;
         self
@@ -75,7 +179,9 @@ impl OAuthClient {
     /// environment later), to remove from everything shown.
     pub(crate) fn secrets(&self) -> Secrets {
         match &self.proof {
-            ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s) => Secrets::new([s.expose()]),
+            Some(ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s)) => {
+                Secrets::new([s.expose()])
+            }
             _ => Secrets::none(),
         }
     }
@@ -85,21 +191,21 @@ impl OAuthClient {
         self.issuer.as_deref()
     }
 
-    /// The client's identifier.
-    pub fn client_id(&self) -> &str {
-        &self.client_id
+    /// The client's identifier, when it has one before registering.
+    pub fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
     }
 }
 
 /// What a call to a server authenticates with.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Credential {
     /// The binding's own (`token_env`, `oauth`, or nothing).
     FromBinding,
     /// This bearer token.
     Bearer(Secret),
-    /// Tokens got with these client credentials.
+    /// Tokens got with this OAuth client.
     OAuth(OAuthClient),
     /// The tenant may not use the server: the call fails before anything is sent.
     NotAuthorized,
@@ -107,7 +213,7 @@ pub enum Credential {
 
 /// Where an embedder's credentials come from: asked before each call with the tenant
 /// and the server's URL. Rotation takes effect at the next call; tokens got with the
-/// same client credentials are shared and renewed by the client.
+/// same credentials are shared and renewed by the client.
 #[async_trait]
 pub trait CredentialSource: Send + Sync + 'static {
     /// The credential for `tenant`'s call to the server at `server_url`.

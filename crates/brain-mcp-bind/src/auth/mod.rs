@@ -7,35 +7,48 @@
 //! server's metadata that names another authorization server ends the search before
 //! any secret is sent.
 
+mod code;
 pub(crate) mod credentials;
 mod flow;
 mod given;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use brain_mcp_proto::auth::code::with_offline_access;
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
 use brain_mcp_proto::text::Secrets;
 use brain_mcp_transport::{BearerToken, HttpClient};
 
 pub(crate) use credentials::Credentials;
-pub use given::{ClientProof, Credential, CredentialSource, OAuthClient};
+pub use given::{
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    OAuthClient,
+};
 
 /// A token this close to its expiry is renewed before it is used.
 const RENEW_MARGIN: Duration = Duration::from_secs(30);
 
-/// The tokens of one client (credentials, issuer, scopes) for one server.
+/// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 #[derive(Debug)]
 pub(crate) struct Authorizer {
-    credentials: Credentials,
-    /// The only issuer credentials go to; `None` trusts the server's metadata.
-    issuer: Option<String>,
+    client: OAuthClient,
     scopes: Option<String>,
     held: Mutex<Option<Held>>,
-    /// One token request at a time; holds the authority once found.
-    flight: tokio::sync::Mutex<Option<Authority>>,
+    /// Secrets learned on the way (a registered client's secret).
+    learned: Mutex<Secrets>,
+    /// One token request at a time; holds what the requests learned.
+    flight: tokio::sync::Mutex<Flight>,
+}
+
+/// What token requests learn and reuse: the server's authority, and who this client
+/// is at each authorization server (never reused at another).
+#[derive(Debug, Default)]
+struct Flight {
+    authority: Option<Authority>,
+    registered: HashMap<String, Credentials>,
 }
 
 #[derive(Clone)]
@@ -60,23 +73,24 @@ impl Held {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl Authorizer {
     fn new(client: &OAuthClient) -> Self {
         let scopes = client.scopes.join(" ");
         Self {
-            credentials: Credentials::of(client),
-            issuer: client.issuer.clone(),
+            client: client.clone(),
             scopes: (!scopes.is_empty()).then_some(scopes),
             held: Mutex::new(None),
-            flight: tokio::sync::Mutex::new(None),
+            learned: Mutex::new(Secrets::none()),
+            flight: tokio::sync::Mutex::new(Flight::default()),
         }
     }
 
     fn held(&self) -> Option<Held> {
-        self.held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        lock(&self.held).clone()
     }
 
     /// The token to send now, if one is held and not about to expire.
@@ -86,11 +100,12 @@ impl Authorizer {
             .map(|h| h.token)
     }
 
-    /// The tokens held, to remove from everything a server says.
+    /// The tokens held and the secrets learned, to remove from everything a server says.
     pub(crate) fn secrets(&self) -> Secrets {
+        let learned = lock(&self.learned).clone();
         match self.held() {
-            Some(h) => Secrets::new([h.token.expose().to_owned()]).with(h.refresh),
-            None => Secrets::none(),
+            Some(h) => learned.with([h.token.expose().to_owned()]).with(h.refresh),
+            None => learned,
         }
     }
 
@@ -103,18 +118,24 @@ impl Authorizer {
 
     /// The token for a request about to go: the one held; else, once the server's
     /// authority is known, a new one; else none (the server's 401 will say where to go).
-    pub(crate) async fn prepare(&self, http: &HttpClient) -> Result<Option<BearerToken>, String> {
+    pub(crate) async fn prepare(
+        &self,
+        http: &HttpClient,
+        server: &HttpUrl,
+    ) -> Result<Option<BearerToken>, String> {
         if let Some(token) = self.bearer() {
             return Ok(Some(token));
         }
-        let flight = self.flight.lock().await;
+        let mut flight = self.flight.lock().await;
         if let Some(token) = self.bearer() {
             return Ok(Some(token));
         }
-        match flight.as_ref() {
-            Some(authority) => self.get(http, authority, None).await.map(Some),
-            None => Ok(None),
+        if flight.authority.is_none() {
+            return Ok(None);
         }
+        self.get(http, &mut flight, server, self.scope())
+            .await
+            .map(Some)
     }
 
     /// A token after the server refused `refused` (or a request without one) with
@@ -136,17 +157,20 @@ impl Authorizer {
             // Another call got a new token while this one waited.
             return Ok(token);
         }
-        if refused.is_some() {
-            // The server refused it: never send it again.
-            *self
-                .held
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        if refused.is_some() && step_up.is_none() {
+            // The server refused it: never send it again, and ask afresh who grants
+            // tokens for it (its authorization server may have changed).
+            *lock(&self.held) = None;
+            flight.authority = None;
         }
-        if flight.is_none() {
-            *flight = Some(flow::find(http, server, challenge, self.issuer.as_deref()).await?);
+        if flight.authority.is_none() {
+            let pinned = self.client.issuer.as_deref();
+            flight.authority = Some(flow::find(http, server, challenge, pinned).await?);
         }
-        let authority = flight.as_ref().ok_or("authorization: no authority")?;
+        let authority = flight
+            .authority
+            .as_ref()
+            .ok_or("authorization: no authority")?;
         let wanted = step_up.or_else(|| {
             self.scopes.clone().or_else(|| {
                 scope::first_scope(
@@ -155,55 +179,93 @@ impl Authorizer {
                 )
             })
         });
-        self.get(http, authority, wanted).await
+        self.get(http, &mut flight, server, wanted).await
     }
 
-    /// A new token from `authority`: by refresh token when one is held, else by the
-    /// client credentials grant.
+    /// A new token: by refresh token when one is held and works, else by the client's
+    /// grant (client credentials, or the user's approval).
     async fn get(
         &self,
         http: &HttpClient,
-        authority: &Authority,
+        flight: &mut Flight,
+        server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, String> {
-        let scope = scope.or_else(|| self.scope());
-        let refresh = self.held().and_then(|h| h.refresh);
-        let token = match refresh {
-            Some(refresh) => {
-                let refreshed = flow::token(
-                    http,
-                    authority,
-                    &self.credentials,
-                    Grant::Refresh(&refresh),
-                    scope.as_deref(),
-                )
-                .await;
-                match refreshed {
-                    Ok(token) => token,
-                    Err(_) => {
-                        flow::token(
-                            http,
-                            authority,
-                            &self.credentials,
-                            Grant::ClientCredentials,
-                            scope.as_deref(),
-                        )
-                        .await?
-                    }
-                }
+        let who = self.identity(http, flight).await?;
+        let authority = flight
+            .authority
+            .as_ref()
+            .ok_or("authorization: no authority")?;
+        if let Some(refresh) = self.held().and_then(|h| h.refresh) {
+            let grant = Grant::Refresh(&refresh);
+            if let Ok(token) = flow::token(http, authority, &who, grant, scope.as_deref()).await {
+                return Ok(self.keep(token, scope));
             }
+        }
+        let token = match &self.client.delegated {
             None => {
                 flow::token(
                     http,
                     authority,
-                    &self.credentials,
+                    &who,
                     Grant::ClientCredentials,
                     scope.as_deref(),
                 )
                 .await?
             }
+            Some(delegated) => {
+                let scope = with_offline_access(scope.clone(), &authority.server);
+                let (code, verifier) = code::approve(
+                    authority,
+                    delegated,
+                    &who,
+                    scope.as_deref(),
+                    &server.canonical(),
+                    self.client.principal.as_deref(),
+                )
+                .await?;
+                let grant = Grant::Code {
+                    code: &code,
+                    verifier: &verifier,
+                    redirect_uri: &delegated.redirect_uri,
+                };
+                flow::token(http, authority, &who, grant, None).await?
+            }
         };
         Ok(self.keep(token, scope))
+    }
+
+    /// Who the client is at the current authorization server: as given, else as
+    /// registered there (once per issuer).
+    async fn identity(
+        &self,
+        http: &HttpClient,
+        flight: &mut Flight,
+    ) -> Result<Credentials, String> {
+        if let Some(given) = Credentials::of(&self.client) {
+            return Ok(given);
+        }
+        let authority = flight
+            .authority
+            .as_ref()
+            .ok_or("authorization: no authority")?;
+        if let Some(known) = flight.registered.get(&authority.issuer) {
+            return Ok(known.clone());
+        }
+        let delegated = self
+            .client
+            .delegated
+            .as_ref()
+            .ok_or("authorization: the client has no client_id")?;
+        let got = code::register(http, authority, delegated).await?;
+        if let Some(ClientProof::Secret(secret)) = &got.proof {
+            let mut learned = lock(&self.learned);
+            *learned = learned.with([secret.expose()]);
+        }
+        flight
+            .registered
+            .insert(authority.issuer.clone(), got.clone());
+        Ok(got)
     }
 
     fn keep(&self, token: Token, asked: Option<String>) -> BearerToken {
@@ -216,10 +278,7 @@ impl Authorizer {
             refresh: token.refresh_token.clone(),
             scope: token.scope.clone().or(asked),
         };
-        *self
-            .held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
+        *lock(&self.held) = Some(held);
         bearer
     }
 }
@@ -227,30 +286,41 @@ impl Authorizer {
 /// The most authorizers kept; past it, ones no call holds are dropped.
 const MAX_AUTHORIZERS: usize = 4096;
 
-/// The authorizers of a client, one per server and client credentials: every call with
-/// the same credentials for the same server shares its tokens.
+/// The authorizers of a client, one per server and client: every call with the same
+/// credentials for the same server (and principal) shares its tokens.
 #[derive(Debug, Default)]
 pub(crate) struct Authorizers {
     map: Mutex<HashMap<Key, Arc<Authorizer>>>,
 }
 
-/// Server, issuer, client id, scopes and a digest of the proof.
-type Key = (String, Option<String>, String, Vec<String>, String);
+/// Server, issuer, client id, scopes, principal, a digest of the proof, and whether the
+/// user delegates.
+type Key = (
+    String,
+    Option<String>,
+    Option<String>,
+    Vec<String>,
+    Option<String>,
+    String,
+    bool,
+);
 
 impl Authorizers {
     /// The authorizer of `client` for the server at `server_key`.
     pub(crate) fn get(&self, server_key: &str, client: &OAuthClient) -> Arc<Authorizer> {
+        let fingerprint = Credentials::of(client)
+            .map(|c| c.fingerprint())
+            .unwrap_or_default();
         let key = (
             server_key.to_owned(),
             client.issuer.clone(),
             client.client_id.clone(),
             client.scopes.clone(),
-            Credentials::of(client).fingerprint(),
+            client.principal.clone(),
+            fingerprint,
+            client.delegated.is_some(),
         );
-        let mut map = self
-            .map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = lock(&self.map);
         if map.len() >= MAX_AUTHORIZERS && !map.contains_key(&key) {
             map.retain(|_, a| Arc::strong_count(a) > 1);
         }

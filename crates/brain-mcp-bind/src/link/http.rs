@@ -73,7 +73,9 @@ impl HttpLink {
                 .await;
         };
         let http = self.client.http();
-        let mut bearer = auth.prepare(http).await.map_err(authorization)?;
+        let server = HttpUrl::parse(&self.target.key)
+            .map_err(|_| authorization("authorization: the server URL cannot be used".into()))?;
+        let mut bearer = auth.prepare(http, &server).await.map_err(authorization)?;
         let mut rounds = Rounds::default();
         loop {
             let result = self.request_once(out.clone(), budget, bearer.clone()).await;

@@ -36,8 +36,6 @@ pub(crate) enum Replies {
     Child(Inbox),
 }
 
-/// What a link to a child has to keep secret: nothing of ours reaches it.
-
 impl Link {
     /// Every secret of the requests this link carries, to remove from what comes back.
     pub(crate) fn secrets(&self) -> Secrets {

@@ -2,40 +2,95 @@
 //! Brain embedder would hand them to the host.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
-use brain_mcp_bind::{ClientProof, Credential, CredentialSource, OAuthClient, Secret};
+use brain_mcp_bind::{
+    AuthorizationHandler, AuthorizationPrompt, ClientConfig, ClientProof, Credential,
+    CredentialSource, OAuthClient, Secret,
+};
+use brain_mcp_transport::{FetchRequest, HttpClient};
 use serde_json::Value;
 
 use crate::scenarios::Run;
 
-/// The OAuth client of an `auth/*` scenario, from its context: client credentials
-/// (`client_secret`, or `private_key_pem`) under `client_id`. The suite's authorization
-/// server is not known in advance, so the client trusts the one the server names, as
-/// only a test may.
+/// Where the suite's authorization server sends the user back; nothing listens there:
+/// the headless handler reads the redirect itself.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The Client ID Metadata Document URL the suite expects (`auth/basic-cimd`).
+const METADATA_DOCUMENT: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client of an `auth/*` scenario, from its context. The client credentials
+/// scenarios give `client_id` with `client_secret` or `private_key_pem`; every other one
+/// is the authorization code grant, with a pre-registered client when the context names
+/// one, approved by a headless handler. The suite's authorization server is not known in
+/// advance, so the client trusts the one the server names (unless the context gives the
+/// issuer), as only a test may.
 pub(crate) fn client(run: &Run) -> Result<Option<OAuthClient>, String> {
     if !run.scenario.starts_with("auth/") {
         return Ok(None);
     }
     let text = |key: &str| run.context.get(key).and_then(Value::as_str);
-    let Some(client_id) = text("client_id") else {
-        return Err(format!("{}: the context names no client_id", run.scenario));
-    };
     let proof = match (text("client_secret"), text("private_key_pem")) {
-        (Some(secret), _) => ClientProof::Secret(Secret::new(secret)),
-        (None, Some(pem)) => ClientProof::PrivateKeyPem(Secret::new(pem)),
-        (None, None) => {
+        (Some(secret), _) => Some(ClientProof::Secret(Secret::new(secret))),
+        (None, Some(pem)) => Some(ClientProof::PrivateKeyPem(Secret::new(pem))),
+        (None, None) => None,
+    };
+    let mut client = if run.scenario.starts_with("auth/client-credentials") {
+        let (Some(client_id), Some(proof)) = (text("client_id"), proof) else {
             return Err(format!(
-                "{}: the context has no secret or key",
+                "{}: the context has no client credentials",
                 run.scenario
             ));
+        };
+        OAuthClient::trusting_server_metadata(client_id, proof)
+    } else {
+        let handler = Arc::new(Headless::new()?);
+        let client = OAuthClient::delegated(handler, REDIRECT_URI)
+            .with_metadata_document(METADATA_DOCUMENT)
+            .for_principal("conformance");
+        match text("client_id") {
+            Some(id) => client.with_client(id, proof),
+            None => client,
         }
     };
-    let client = match text("issuer") {
-        Some(issuer) => OAuthClient::pinned(issuer, client_id, proof),
-        None => OAuthClient::trusting_server_metadata(client_id, proof),
-    };
+    if let Some(issuer) = text("issuer") {
+        client = client.pinned_to(issuer);
+    }
     Ok(Some(client))
+}
+
+/// A user who approves at once: fetches the authorization URL without following the
+/// redirect and hands back its `Location`.
+struct Headless(HttpClient);
+
+impl Headless {
+    fn new() -> Result<Self, String> {
+        HttpClient::new(ClientConfig::default())
+            .map(Self)
+            .map_err(|e| format!("cannot set up HTTP: {e}"))
+    }
+}
+
+#[async_trait]
+impl AuthorizationHandler for Headless {
+    async fn authorize(&self, prompt: &AuthorizationPrompt) -> Result<String, String> {
+        let url = prompt
+            .url
+            .parse()
+            .map_err(|_| "the authorization URL is not a URL")?;
+        let answer = self
+            .0
+            .fetch(FetchRequest::get(url, Duration::from_secs(10)))
+            .await
+            .map_err(|e| e.to_string())?;
+        answer.location.ok_or_else(|| {
+            format!(
+                "the authorization endpoint answered {} without a redirect",
+                answer.status
+            )
+        })
+    }
 }
 
 /// Hands every call the scenario's OAuth client.
