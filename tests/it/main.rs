@@ -6,6 +6,8 @@
     clippy::unreachable
 )] // test code: a failed expectation is a failed test
 
+mod auth_client;
+mod auth_delegated;
 mod call_abandon;
 mod call_cmd;
 mod call_concurrency;

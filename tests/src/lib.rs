@@ -1,7 +1,9 @@
 //! Support code for the end-to-end tests: starting real peer servers, and a small
 //! in-process MCP server ([`server`]) that speaks both protocol eras and injects faults,
-//! and an HTTP proxy ([`proxy`]) that tunnels and forwards.
+//! an HTTP proxy ([`proxy`]) that tunnels and forwards, and an OAuth authorization
+//! server ([`auth`]).
 
+pub mod auth;
 pub mod peers;
 pub mod proxy;
 pub mod server;

@@ -28,7 +28,8 @@ pub use given::{
     OAuthClient,
 };
 
-/// A token this close to its expiry is renewed before it is used.
+/// A token this close to its expiry (or a quarter of its lifetime, if shorter) is renewed
+/// before it is used.
 const RENEW_MARGIN: Duration = Duration::from_secs(30);
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
@@ -54,9 +55,12 @@ struct Flight {
 #[derive(Clone)]
 struct Held {
     token: BearerToken,
-    expires: Option<Instant>,
+    /// When it expires, and the renewal margin before that.
+    expires: Option<(Instant, Duration)>,
     refresh: Option<String>,
     scope: Option<String>,
+    /// The authorization server that issued it: a refresh token goes back there only.
+    issuer: String,
 }
 
 impl std::fmt::Debug for Held {
@@ -69,7 +73,7 @@ impl std::fmt::Debug for Held {
 
 impl Held {
     fn fresh(&self, now: Instant) -> bool {
-        self.expires.is_none_or(|at| at > now + RENEW_MARGIN)
+        self.expires.is_none_or(|(at, margin)| at > now + margin)
     }
 }
 
@@ -158,9 +162,12 @@ impl Authorizer {
             return Ok(token);
         }
         if refused.is_some() && step_up.is_none() {
-            // The server refused it: never send it again, and ask afresh who grants
-            // tokens for it (its authorization server may have changed).
-            *lock(&self.held) = None;
+            // The server refused it: never send it again (a refresh token, if any, may
+            // still get a new one), and ask afresh who grants tokens for it: its
+            // authorization server may have changed.
+            if let Some(held) = lock(&self.held).as_mut() {
+                held.expires = Some((Instant::now(), Duration::ZERO));
+            }
             flight.authority = None;
         }
         if flight.authority.is_none() {
@@ -196,10 +203,14 @@ impl Authorizer {
             .authority
             .as_ref()
             .ok_or("authorization: no authority")?;
-        if let Some(refresh) = self.held().and_then(|h| h.refresh) {
+        let refresh = self
+            .held()
+            .filter(|h| h.issuer == authority.issuer)
+            .and_then(|h| h.refresh);
+        if let Some(refresh) = refresh {
             let grant = Grant::Refresh(&refresh);
             if let Ok(token) = flow::token(http, authority, &who, grant, scope.as_deref()).await {
-                return Ok(self.keep(token, scope));
+                return Ok(self.keep(token, scope, &authority.issuer));
             }
         }
         let token = match &self.client.delegated {
@@ -232,7 +243,7 @@ impl Authorizer {
                 flow::token(http, authority, &who, grant, None).await?
             }
         };
-        Ok(self.keep(token, scope))
+        Ok(self.keep(token, scope, &authority.issuer))
     }
 
     /// Who the client is at the current authorization server: as given, else as
@@ -268,15 +279,17 @@ impl Authorizer {
         Ok(got)
     }
 
-    fn keep(&self, token: Token, asked: Option<String>) -> BearerToken {
+    fn keep(&self, token: Token, asked: Option<String>, issuer: &str) -> BearerToken {
         let bearer = BearerToken::new(token.access_token.clone());
         let held = Held {
             token: bearer.clone(),
-            expires: token
-                .expires_in
-                .map(|s| Instant::now() + Duration::from_secs(s)),
+            expires: token.expires_in.map(|s| {
+                let life = Duration::from_secs(s);
+                (Instant::now() + life, RENEW_MARGIN.min(life / 4))
+            }),
             refresh: token.refresh_token.clone(),
             scope: token.scope.clone().or(asked),
+            issuer: issuer.to_owned(),
         };
         *lock(&self.held) = Some(held);
         bearer

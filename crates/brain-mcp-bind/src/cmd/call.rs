@@ -8,7 +8,7 @@ use std::time::Duration;
 use brain_mcp_proto::text::{json_safe, repair_lone_surrogates};
 use brain_mcp_transport::Secrets;
 use brain_tools_core::{
-    HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent, TraceContext, run_call,
+    ClientSecret, HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -227,16 +227,20 @@ fn trace_context(
     }
 }
 
-/// What the program keeps out of its logs: the binding's token, the proxies' credentials.
+/// What the program keeps out of its logs: the binding's token or OAuth client secret,
+/// the proxies' credentials. (OAuth tokens got later are removed where they are used.)
 fn secrets_of(prepared: &Prepared, client: &McpClient) -> Secrets {
-    let token = prepared
-        .config
-        .get(&prepared.tool)
-        .and_then(|b| b.token_env())
-        .and_then(|var| Secret::from_env(var).ok());
-    client
-        .proxy_secrets()
-        .with(token.as_ref().map(Secret::expose))
+    let binding = prepared.config.get(&prepared.tool);
+    let var = binding.and_then(|b| {
+        b.token_env().or_else(|| {
+            b.oauth().map(|o| match o.secret() {
+                ClientSecret::SecretEnv(var) | ClientSecret::KeyEnv(var) => var.as_str(),
+                _ => "",
+            })
+        })
+    });
+    let token = var.and_then(|var| std::env::var(var).ok());
+    client.proxy_secrets().with(token)
 }
 
 async fn run(

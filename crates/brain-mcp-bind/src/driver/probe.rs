@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::error::{Cause, DriverError, Step};
 use super::request::CONTROL_BUDGET;
 use crate::client::McpClient;
-use brain_mcp_transport::TransportError;
+use brain_mcp_transport::{ErrorKind, TransportError};
 
 use crate::link::Link;
 use crate::observe;
@@ -36,7 +36,7 @@ pub(crate) async fn era_of<F, P>(
 ) -> Result<Era, DriverError>
 where
     F: FnMut() -> P,
-    P: Future<Output = Verdict>,
+    P: Future<Output = Result<Verdict, DriverError>>,
 {
     if let Some(era) = cached(client, key, origin) {
         return Ok(era);
@@ -48,7 +48,7 @@ where
     }
     let mut retry = Retry::default();
     loop {
-        match probe_once().await {
+        match probe_once().await? {
             Verdict::Speaks(era) => {
                 client.eras().set(key, era);
                 observe::era(origin, era, "probe");
@@ -79,35 +79,40 @@ where
 }
 
 /// Sends one probe over `link` as `identity` and reads the core's verdict on the answer;
-/// with `patience`, a child's silence that long is an answer too.
+/// with `patience`, a child's silence that long is an answer too. A probe that could
+/// not be authorized fails at once: asking again would only ask for tokens again.
 pub(crate) async fn probe(
     client: &McpClient,
     link: &Link,
     identity: &Identity,
     patience: Option<Duration>,
-) -> Verdict {
+) -> Result<Verdict, DriverError> {
     let out = era::probe(client.next_id(), identity);
     let ask = async {
         let mut replies = match link.request(out, CONTROL_BUDGET).await {
             Ok(replies) => replies,
-            Err(e) => return verdict_of(link, &e),
+            Err(e) if *e.kind() == ErrorKind::Authorization => {
+                return Err(DriverError::new(Step::Probe, Cause::Link(e)));
+            }
+            Err(e) => return Ok(verdict_of(link, &e)),
         };
-        loop {
+        let verdict = loop {
             match replies.next().await {
                 Some(Ok(received)) if received.is_final_response => {
-                    return era::verdict(ProbeAnswer::Message(&received.message));
+                    break era::verdict(ProbeAnswer::Message(&received.message));
                 }
                 // Anything before the answer (a log line) says nothing about the era.
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return verdict_of(link, &e),
-                None => return era::verdict(ProbeAnswer::NotAnAnswer),
+                Some(Err(e)) => break verdict_of(link, &e),
+                None => break era::verdict(ProbeAnswer::NotAnAnswer),
             }
-        }
+        };
+        Ok(verdict)
     };
     match patience {
         Some(patience) => tokio::time::timeout(patience, ask)
             .await
-            .unwrap_or_else(|_| era::verdict(ProbeAnswer::Silent)),
+            .unwrap_or_else(|_| Ok(era::verdict(ProbeAnswer::Silent))),
         None => ask.await,
     }
 }

@@ -76,7 +76,7 @@ impl HttpLink {
         let server = HttpUrl::parse(&self.target.key)
             .map_err(|_| authorization("authorization: the server URL cannot be used".into()))?;
         let mut bearer = auth.prepare(http, &server).await.map_err(authorization)?;
-        let mut rounds = Rounds::default();
+        let mut rounds = Rounds::new(bearer.is_some());
         loop {
             let result = self.request_once(out.clone(), budget, bearer.clone()).await;
             let refusal = match &result {

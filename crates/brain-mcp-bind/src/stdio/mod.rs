@@ -196,17 +196,17 @@ impl StdioServer {
     /// One probe on a fresh child (which becomes the shared child of a 2026-era server).
     /// A child that quits on it, or stays silent for the core's patience, speaks the
     /// handshake.
-    pub(crate) async fn probe_once(&self, deadline: Instant) -> Verdict {
+    pub(crate) async fn probe_once(&self, deadline: Instant) -> Result<Verdict, DriverError> {
         let child = match self.start(false, deadline).await {
             Ok(child) => child,
-            Err(why) => return Verdict::Refused(why),
+            Err(why) => return Ok(Verdict::Refused(why)),
         };
         // A handshake-era child may quit on the probe: that is an answer, not a crash.
         child.expect_end(true);
         let link = Link::Child(child.clone());
         let inner = &self.inner;
         let verdict =
-            driver::probe(&inner.client, &link, &inner.identity, Some(PROBE_PATIENCE)).await;
+            driver::probe(&inner.client, &link, &inner.identity, Some(PROBE_PATIENCE)).await?;
         if let Verdict::Speaks(era) = &verdict {
             let framing = Framing::for_era(*era);
             if framing.opens_session() {
@@ -218,7 +218,7 @@ impl StdioServer {
                 *inner.shared.lock().await = Some(child);
             }
         }
-        verdict
+        Ok(verdict)
     }
 
     /// Where a call or a listing runs in `framing`'s era: a fresh child whose session is

@@ -25,8 +25,17 @@ pub struct Rounds {
 }
 
 impl Rounds {
+    /// The rounds of a request first sent with a token (`true`: a refusal gets one fresh
+    /// token) or without one (one token, then one fresh one).
+    pub fn new(sent_with_token: bool) -> Self {
+        Self {
+            fresh: u32::from(sent_with_token),
+            step_up: None,
+        }
+    }
+
     /// The decision after `status` with `challenge`, given the scope asked for so far.
-    /// A 401 gets one token, and one fresh token when the first was refused; a 403
+    /// A 401 gets a token, and one fresh token when that one was refused; a 403
     /// `insufficient_scope` steps up within [`MAX_STEP_UPS`](super::scope::MAX_STEP_UPS);
     /// any other 403 is final.
     pub fn after(
@@ -66,8 +75,12 @@ mod tests {
 
     #[test]
     fn a_401_gets_a_token_then_one_fresh_one_then_stops() {
-        let mut rounds = Rounds::default();
+        let mut rounds = Rounds::new(false);
         assert_eq!(rounds.after(401, None, None), Refusal::Authorize);
+        assert_eq!(rounds.after(401, None, None), Refusal::Authorize);
+        assert!(matches!(rounds.after(401, None, None), Refusal::GiveUp(_)));
+        // Sent with a token already: one fresh token only.
+        let mut rounds = Rounds::new(true);
         assert_eq!(rounds.after(401, None, None), Refusal::Authorize);
         assert!(matches!(rounds.after(401, None, None), Refusal::GiveUp(_)));
     }

@@ -1,0 +1,420 @@
+//! A small OAuth authorization server for the end-to-end tests, which also serves the
+//! MCP server's protected resource metadata: client credentials (basic, post), the
+//! authorization code grant with PKCE, and a hook for [`TestServer`](crate::server) that
+//! refuses any token it did not issue. It records every request, so a test can say where
+//! each secret went; its hostile settings name other issuers or echo secrets back.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::server::{RawReply, Seen};
+
+/// How the authorization server behaves.
+#[derive(Clone, Debug)]
+pub struct AuthConfig {
+    /// The MCP server's URL: the resource its metadata names.
+    pub resource: String,
+    /// The accepted client id and secret.
+    pub client_id: String,
+    /// The accepted client secret.
+    pub client_secret: String,
+    /// `token_endpoint_auth_methods_supported`.
+    pub auth_methods: Vec<String>,
+    /// `expires_in` of every token.
+    pub expires_in: Option<u64>,
+    /// The issuer the resource metadata names (default: this server).
+    pub listed_issuer: Option<String>,
+    /// The issuer the server's own metadata names (default: this server).
+    pub metadata_issuer: Option<String>,
+    /// Every token request is refused with an error description echoing what was sent.
+    pub refuse_tokens: bool,
+    /// Refresh tokens are issued with access tokens.
+    pub refresh_tokens: bool,
+}
+
+impl AuthConfig {
+    /// Client credentials for `client_id` / `client_secret`, basic or post, tokens for an
+    /// hour, guarding `resource`.
+    pub fn new(resource: &str, client_id: &str, client_secret: &str) -> Self {
+        Self {
+            resource: resource.to_owned(),
+            client_id: client_id.to_owned(),
+            client_secret: client_secret.to_owned(),
+            auth_methods: vec!["client_secret_basic".into(), "client_secret_post".into()],
+            expires_in: Some(3600),
+            listed_issuer: None,
+            metadata_issuer: None,
+            refuse_tokens: false,
+            refresh_tokens: false,
+        }
+    }
+}
+
+/// One request the server saw.
+#[derive(Clone, Debug)]
+pub struct AuthSeen {
+    /// `GET` or `POST`.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+    /// The body as text.
+    pub body: String,
+}
+
+impl AuthSeen {
+    /// Whether this was a token request.
+    pub fn is_token_request(&self) -> bool {
+        self.method == "POST" && self.path == "/token"
+    }
+
+    /// A form field of the body.
+    pub fn form(&self, name: &str) -> Option<String> {
+        self.body.split('&').find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            (k == name).then(|| decode(v))
+        })
+    }
+}
+
+struct State {
+    config: AuthConfig,
+    origin: String,
+    seen: Vec<AuthSeen>,
+    valid: HashSet<String>,
+    issued: u32,
+    challenges: Vec<String>,
+}
+
+/// A running authorization server; stops when dropped.
+pub struct TestAuthServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TestAuthServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestAuthServer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl TestAuthServer {
+    /// Starts the server on a free port of 127.0.0.1.
+    #[allow(clippy::expect_used)] // a test helper: a server that cannot start fails the test
+    pub fn start(config: AuthConfig) -> Self {
+        let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("address");
+        let state = Arc::new(Mutex::new(State {
+            config,
+            origin: format!("http://127.0.0.1:{}", addr.port()),
+            seen: Vec::new(),
+            valid: HashSet::new(),
+            issued: 0,
+            challenges: Vec::new(),
+        }));
+        let (shutdown, mut stop) = oneshot::channel::<()>();
+        let shared = state.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                loop {
+                    tokio::select! {
+                        _ = &mut stop => break,
+                        Ok((stream, _)) = listener.accept() => {
+                            let shared = shared.clone();
+                            tokio::spawn(async move {
+                                let service = service_fn(move |req| {
+                                    let shared = shared.clone();
+                                    async move { Ok::<_, Infallible>(handle(req, &shared).await) }
+                                });
+                                let _ = http1::Builder::new()
+                                    .serve_connection(TokioIo::new(stream), service)
+                                    .await;
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        Self {
+            addr,
+            state,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`, the issuer.
+    pub fn url(&self) -> String {
+        lock(&self.state).origin.clone()
+    }
+
+    /// Where the resource metadata is (named in the MCP server's challenges).
+    pub fn resource_metadata_url(&self) -> String {
+        format!("{}/prm", self.url())
+    }
+
+    /// Every request so far.
+    pub fn seen(&self) -> Vec<AuthSeen> {
+        lock(&self.state).seen.clone()
+    }
+
+    /// The token requests so far.
+    pub fn token_requests(&self) -> Vec<AuthSeen> {
+        self.seen()
+            .into_iter()
+            .filter(AuthSeen::is_token_request)
+            .collect()
+    }
+
+    /// The tokens issued so far, in order.
+    pub fn issued(&self) -> Vec<String> {
+        let n = lock(&self.state).issued;
+        (1..=n).map(token_name).collect()
+    }
+
+    /// Makes every token issued so far invalid at the MCP server.
+    pub fn revoke_all(&self) {
+        lock(&self.state).valid.clear();
+    }
+
+    /// Changes the configuration from now on.
+    pub fn configure(&self, f: impl FnOnce(&mut AuthConfig)) {
+        f(&mut lock(&self.state).config);
+    }
+
+    /// The `WWW-Authenticate` values the MCP server sent, in order.
+    pub fn challenges(&self) -> Vec<String> {
+        lock(&self.state).challenges.clone()
+    }
+
+    /// A [`TestServer`](crate::server::TestServer) hook that answers 401, with a challenge
+    /// naming this server's resource metadata, to any request without a token it issued.
+    pub fn guard(&self) -> impl Fn(&Seen<'_>) -> Option<RawReply> + Send + Sync + 'static {
+        let state = self.state.clone();
+        let challenge = format!(
+            "Bearer error=\"invalid_token\", resource_metadata=\"{}\"",
+            self.resource_metadata_url()
+        );
+        move |seen| {
+            let mut state = lock(&state);
+            if seen.bearer().is_some_and(|t| state.valid.contains(t)) {
+                return None;
+            }
+            state.challenges.push(challenge.clone());
+            Some(RawReply::json(401, "{}").header("www-authenticate", &challenge))
+        }
+    }
+}
+
+impl Drop for TestAuthServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn token_name(n: u32) -> String {
+    format!("tok-{n}-a8f3c2e91b")
+}
+
+async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<Full<Bytes>> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let seen = AuthSeen {
+        method: parts.method.as_str().to_owned(),
+        path: parts
+            .uri
+            .path_and_query()
+            .map_or_else(String::new, |p| p.as_str().to_owned()),
+        authorization: parts
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    };
+    let mut state = lock(state);
+    state.seen.push(seen.clone());
+    let origin = state.origin.clone();
+    let config = state.config.clone();
+    match (seen.method.as_str(), parts.uri.path()) {
+        ("GET", "/prm") => reply(
+            200,
+            &json!({
+                "resource": config.resource,
+                "authorization_servers": [config.listed_issuer.unwrap_or_else(|| origin.clone())],
+            }),
+        ),
+        ("GET", "/.well-known/oauth-authorization-server") => reply(
+            200,
+            &json!({
+                "issuer": config.metadata_issuer.unwrap_or_else(|| origin.clone()),
+                "token_endpoint": format!("{origin}/token"),
+                "authorization_endpoint": format!("{origin}/authorize"),
+                "token_endpoint_auth_methods_supported": config.auth_methods,
+                "code_challenge_methods_supported": ["S256"],
+                "grant_types_supported": ["client_credentials", "authorization_code", "refresh_token"],
+            }),
+        ),
+        ("GET", "/authorize") => authorize(&seen, &origin),
+        ("POST", "/token") => token(&seen, &mut state, &config),
+        _ => reply(404, &json!({"error": "not_found"})),
+    }
+}
+
+/// Approves at once: 302 back to the redirect URI with a code that is the PKCE challenge
+/// (so the token endpoint can check the verifier without keeping state).
+fn authorize(seen: &AuthSeen, origin: &str) -> Response<Full<Bytes>> {
+    let query = seen
+        .path
+        .split_once('?')
+        .map(|(_, q)| q)
+        .unwrap_or_default();
+    let param = |name: &str| {
+        query.split('&').find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            (k == name).then(|| decode(v))
+        })
+    };
+    let redirect = param("redirect_uri").unwrap_or_default();
+    let location = format!(
+        "{redirect}?code=code-{}&state={}&iss={}",
+        param("code_challenge").unwrap_or_default(),
+        param("state").unwrap_or_default(),
+        origin
+    );
+    let mut resp = Response::new(Full::new(Bytes::new()));
+    *resp.status_mut() = StatusCode::FOUND;
+    if let Ok(value) = location.parse() {
+        resp.headers_mut().insert("location", value);
+    }
+    resp
+}
+
+fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Full<Bytes>> {
+    if config.refuse_tokens {
+        return reply(
+            401,
+            &json!({
+                "error": "invalid_client",
+                "error_description": format!("refused: {} {:?}", seen.body, seen.authorization),
+            }),
+        );
+    }
+    let basic = seen
+        .authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Basic "))
+        .and_then(|b| STANDARD.decode(b).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let client_ok = match basic {
+        Some(pair) => pair == format!("{}:{}", config.client_id, config.client_secret),
+        None => {
+            seen.form("client_id").as_deref() == Some(config.client_id.as_str())
+                && seen.form("client_secret").as_deref() == Some(config.client_secret.as_str())
+        }
+    };
+    let grant_ok = match seen.form("grant_type").as_deref() {
+        Some("client_credentials") => client_ok,
+        Some("authorization_code") => {
+            let challenge = seen
+                .form("code")
+                .and_then(|c| c.strip_prefix("code-").map(str::to_owned));
+            let verifier = seen.form("code_verifier").unwrap_or_default();
+            let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
+            challenge.as_deref() == Some(URL_SAFE_NO_PAD.encode(digest).as_str())
+        }
+        Some("refresh_token") => seen
+            .form("refresh_token")
+            .is_some_and(|r| r.starts_with("refresh-")),
+        _ => false,
+    };
+    if !grant_ok {
+        return reply(400, &json!({"error": "invalid_grant"}));
+    }
+    state.issued += 1;
+    let token = token_name(state.issued);
+    state.valid.insert(token.clone());
+    let mut answer = json!({"access_token": token, "token_type": "Bearer"});
+    if let Some(expires) = config.expires_in {
+        answer["expires_in"] = json!(expires);
+    }
+    if config.refresh_tokens {
+        answer["refresh_token"] = json!(format!("refresh-{}-77c0de", state.issued));
+    }
+    reply(200, &answer)
+}
+
+fn reply(status: u16, body: &Value) -> Response<Full<Bytes>> {
+    let mut resp = Response::new(Full::new(Bytes::from(body.to_string())));
+    *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    resp.headers_mut().insert(
+        "content-type",
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn decode(value: &str) -> String {
+    let mut out = Vec::new();
+    let bytes = value.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
