@@ -1,6 +1,6 @@
 //! What a call tells the operator through `tracing` (docs/observability.md): span and
 //! field names, exchange events, trace context in `_meta`, and the token never at any
-//! level, even at `trace` with a server that reflects it.
+//! level, even at `trace` with a server that reflects it; nor any OAuth secret.
 //!
 //! One test in a binary of its own, under one global subscriber: `tracing` caches each
 //! callsite's interest process-wide, so subscribers that come and go on other test
@@ -186,6 +186,8 @@ fn spans_events_trace_context_and_no_token_at_any_level() {
         a_call_has_its_span_its_exchanges_and_its_outcome(&capture).await;
         capture.clear();
         the_token_never_appears_even_at_trace(&capture).await;
+        capture.clear();
+        oauth_secrets_never_appear_even_at_trace(&capture).await;
     });
 }
 
@@ -288,4 +290,156 @@ async fn the_token_never_appears_even_at_trace(capture: &Capture) {
         "the token leaked into trace output"
     );
     assert!(!result.to_string().contains(TOKEN), "{result}");
+}
+
+/// A user who approves at once.
+struct Approve(brain_mcp_transport::HttpClient);
+
+#[async_trait::async_trait]
+impl brain_mcp_bind::AuthorizationHandler for Approve {
+    async fn authorize(
+        &self,
+        prompt: &brain_mcp_bind::AuthorizationPrompt,
+    ) -> Result<String, String> {
+        let url = prompt.url.parse().map_err(|_| "not a URL")?;
+        let req = brain_mcp_transport::FetchRequest::get(url, std::time::Duration::from_secs(5));
+        let answer = self.0.fetch(req).await.map_err(|e| e.to_string())?;
+        answer.location.ok_or_else(|| "no redirect".to_owned())
+    }
+}
+
+struct Fixed(brain_mcp_bind::OAuthClient);
+
+#[async_trait::async_trait]
+impl brain_mcp_bind::CredentialSource for Fixed {
+    async fn credential(&self, _: &str, _: &str) -> brain_mcp_bind::Credential {
+        brain_mcp_bind::Credential::OAuth(self.0.clone())
+    }
+}
+
+/// Client credentials, then a user's delegation with a refresh, against a server that
+/// reflects the access token and an authorization server that echoes what it is sent
+/// when it refuses: no client secret, access or refresh token, code or PKCE verifier
+/// reaches any output, at `trace`.
+async fn oauth_secrets_never_appear_even_at_trace(capture: &Capture) {
+    use brain_mcp_bind::{ClientProof, OAuthClient};
+    use brain_tests::auth::{AuthConfig, TestAuthServer};
+    const CLIENT_SECRET: &str = "cs-7d1e-oauth-client-secret";
+    let auth = TestAuthServer::start(AuthConfig::new("", "obs-client", CLIENT_SECRET));
+    let guard = auth.guard();
+    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(move |seen| {
+        if let Some(refused) = guard(seen) {
+            return Some(refused);
+        }
+        (seen.method() == Some("tools/call")).then(|| {
+            let auth = seen.bearer().unwrap_or_default().to_owned();
+            let result = format!(r#"{{"content":[{{"type":"text","text":"you sent {auth}"}}]}}"#);
+            RawReply::result(&seen.id_json(), &result)
+        })
+    }));
+    auth.configure(|c| {
+        c.resource = server.url();
+        c.refresh_tokens = true;
+    });
+    let http = brain_mcp_transport::HttpClient::new(brain_mcp_transport::ClientConfig::default())
+        .expect("HTTP client");
+    let machine = OAuthClient::pinned(
+        auth.url(),
+        "obs-client",
+        ClientProof::Secret(Secret::new(CLIENT_SECRET)),
+    );
+    let user = OAuthClient::delegated(std::sync::Arc::new(Approve(http)), "http://localhost:1/cb")
+        .with_client(
+            "obs-client",
+            Some(ClientProof::Secret(Secret::new(CLIENT_SECRET))),
+        );
+    let mut results = Vec::new();
+    for client in [machine, user] {
+        let mcp = McpClient::new().expect("client");
+        let executor = McpExecutor::new(mcp.clone());
+        executor.set_credentials(Some(std::sync::Arc::new(Fixed(client))));
+        let config = HostConfig::from_value(&json!({"tools": [{
+            "name": "echo", "description": "echo", "input_schema": {"type": "object"},
+            "url": server.url(), "mcp_tool": "echo", "tenants": [TENANT],
+        }]}))
+        .expect("config");
+        let echo = config.get("echo").expect("binding");
+        for (i, revoke) in [false, true, false].into_iter().enumerate() {
+            if revoke {
+                auth.revoke_all();
+            }
+            let call = ToolCall::new(TENANT, "session-obs", format!("oauth-{i}"), json!({}));
+            let lookup = |_: &str| Ok(Secret::new(TOKEN.to_owned()));
+            let result = run_call_with(
+                echo,
+                call,
+                &executor,
+                &NoProgress,
+                &CancellationToken::new(),
+                &lookup,
+            )
+            .await;
+            results.push(serde_json::to_value(&result).expect("JSON"));
+        }
+        // A refusing token endpoint echoes the request back in its description.
+        assert!(mcp.flush(std::time::Duration::from_secs(10)).await);
+    }
+    auth.configure(|c| c.refuse_tokens = true);
+    auth.revoke_all();
+    let mcp = McpClient::new().expect("client");
+    let executor = McpExecutor::new(mcp.clone());
+    let refused = OAuthClient::pinned(
+        auth.url(),
+        "obs-client",
+        ClientProof::Secret(Secret::new(CLIENT_SECRET)),
+    );
+    executor.set_credentials(Some(std::sync::Arc::new(Fixed(refused))));
+    let config = HostConfig::from_value(&json!({"tools": [{
+        "name": "echo", "description": "echo", "input_schema": {"type": "object"},
+        "url": server.url(), "mcp_tool": "echo", "tenants": [TENANT],
+    }]}))
+    .expect("config");
+    let call = ToolCall::new(TENANT, "session-obs", "oauth-refused", json!({}));
+    let lookup = |_: &str| Ok(Secret::new(TOKEN.to_owned()));
+    let result = run_call_with(
+        config.get("echo").expect("binding"),
+        call,
+        &executor,
+        &NoProgress,
+        &CancellationToken::new(),
+        &lookup,
+    )
+    .await;
+    results.push(serde_json::to_value(&result).expect("JSON"));
+    assert_eq!(
+        results.iter().filter(|r| r["is_error"] == false).count(),
+        6,
+        "{results:?}"
+    );
+    // Every secret the exchanges carried, as the authorization server saw them.
+    let mut secrets = vec![CLIENT_SECRET.to_owned()];
+    secrets.extend(auth.issued());
+    for seen in auth.token_requests() {
+        for field in ["code", "code_verifier", "refresh_token", "client_secret"] {
+            secrets.extend(seen.form(field));
+        }
+        secrets.extend(
+            seen.authorization
+                .map(|a| a.trim_start_matches("Basic ").to_owned()),
+        );
+    }
+    assert!(
+        secrets.iter().any(|s| s.starts_with("code-")),
+        "the code grant ran"
+    );
+    assert!(
+        secrets.iter().any(|s| s.starts_with("refresh-")),
+        "a refresh ran"
+    );
+    let printed = capture.printed();
+    assert!(printed.contains("tools/call"), "trace output was captured");
+    let all = format!("{printed}{results:?}");
+    for secret in &secrets {
+        assert!(!all.contains(secret.as_str()), "{secret:?} leaked");
+    }
 }
