@@ -8,6 +8,7 @@
 
 mod auth_client;
 mod auth_delegated;
+mod auth_programs;
 mod call_abandon;
 mod call_cmd;
 mod call_concurrency;

@@ -304,6 +304,14 @@ async fn a_stdio_child_cannot_read_the_token_variables_of_the_host_s_bindings() 
         "tenants": [ACME],
         "timeout_seconds": 5,
         "max_output_bytes": 4096
+    }, {
+        "name": "oauth_search",
+        "description": "An HTTP tool whose OAuth client secret is in the environment.",
+        "input_schema": {"type": "object"},
+        "url": "http://127.0.0.1:9/mcp",
+        "mcp_tool": "search",
+        "oauth": {"issuer": "http://127.0.0.1:9", "client_id": "c", "client_secret_env": "CARGO_PKG_VERSION"},
+        "tenants": [ACME]
     }]}))
     .expect("a config");
     let m = marker("env");
@@ -320,6 +328,12 @@ async fn a_stdio_child_cannot_read_the_token_variables_of_the_host_s_bindings() 
     assert!(
         !seen.contains(&token),
         "the stdio child read another binding's token from its environment: {seen:?}"
+    );
+    let out = call_as(&host, "work", read("CARGO_PKG_VERSION")).await;
+    assert_eq!(
+        out.result["content"][0]["text"], "",
+        "the OAuth secret variable: {}",
+        out.result
     );
     // What the application gives the child, and the rest of the environment, it still gets.
     let out = call_as(&host, "work", read("EXPLICIT_FOR_CHILD")).await;

@@ -47,6 +47,9 @@ pub struct Request {
     pub url: String,
     /// The environment variable holding the server's API key, if it needs one.
     pub token_env: Option<String>,
+    /// OAuth client credentials, instead of `token_env`: a token is got when the server
+    /// asks for one, and the bindings carry an `oauth` block naming the issuer used.
+    pub oauth: Option<OAuthClient>,
     /// The tenant the bindings allow.
     pub tenant: String,
     /// The remote tool names to bind, in output order.
@@ -61,6 +64,7 @@ impl Request {
         Self {
             url: url.into(),
             token_env: None,
+            oauth: None,
             tenant: tenant.into(),
             tools,
             deadline: DEFAULT_DEADLINE,
@@ -85,6 +89,10 @@ pub struct DiscoveredBinding {
     /// The token variable, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
+    /// The OAuth block (config form), when credentials were given and the server asked
+    /// for a token: it names the issuer that granted it, for the operator to review.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<serde_json::Value>,
     /// The one tenant allowed.
     pub tenants: Vec<String>,
     /// The default deadline.
@@ -270,6 +278,9 @@ fn invalid<T>(message: impl Into<String>) -> Result<T, DiscoverError> {
 /// Checks the request without sending anything: tool names, URL and token.
 pub(crate) fn check(request: &Request) -> Result<(Target, Option<Secret>), DiscoverError> {
     check_request(request)?;
+    if request.oauth.is_some() && request.token_env.is_some() {
+        return invalid("give token_env or OAuth credentials, not both");
+    }
     target(&request.url, request.token_env.as_deref())
 }
 
@@ -320,7 +331,14 @@ fn target(url: &str, token_env: Option<&str>) -> Result<(Target, Option<Secret>)
 /// it ends; call [`McpClient::flush`] before the process exits so those requests go out.
 pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovered, DiscoverError> {
     let (target, _token) = check(request)?;
-    let target = target.with_secrets(client.proxy_secrets());
+    let mut target = target.with_secrets(client.proxy_secrets());
+    let auth = request.oauth.as_ref().map(|o| {
+        target = target.clone().with_secrets(&o.secrets());
+        client.authorizers().get(&target.key, o)
+    });
+    if let Some(auth) = &auth {
+        target = target.with_auth(auth.clone());
+    }
     let wanted = pages::Wanted::Named(request.tools.clone());
     let until = Instant::now() + request.deadline;
     let server = Server::http(client, target.clone());
@@ -337,9 +355,16 @@ pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovere
     // loads): off the runtime, and inside the same deadline as the network.
     let stop = std::time::Instant::now() + until.saturating_duration_since(Instant::now());
     let deadline = request.deadline;
-    let request = request.clone();
+    let mut request = request.clone();
+    // The bindings name the issuer that granted the token (none if none was asked for).
+    let issuer = auth.as_ref().and_then(|a| a.issuer());
+    request.oauth = match (request.oauth.take(), issuer) {
+        (Some(oauth), Some(issuer)) => Some(oauth.pinned_to(issuer)),
+        _ => None,
+    };
+    let secrets = server.secrets();
     let work = tokio::task::spawn_blocking(move || {
-        select::select(&target.secrets, &request, era, collected, stop)
+        select::select(&secrets, &request, era, collected, stop)
     });
     match tokio::time::timeout_at(until, work).await {
         Ok(Ok(result)) => result,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use brain_mcp_proto::text::Secrets;
-use brain_tools_core::{ClientSecret, OAuthConfig, Secret};
+use brain_tools_core::{ClientSecret, EndpointUrl, OAuthConfig, Secret};
 
 /// How a client proves who it is at a token endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -184,6 +184,22 @@ impl OAuthClient {
             }
             _ => Secrets::none(),
         }
+    }
+
+    /// The `oauth` block of a binding with these credentials, when they can be written
+    /// as one: pinned to an issuer, the secret or key in an environment variable.
+    pub(crate) fn config_form(&self) -> Option<serde_json::Value> {
+        let issuer = EndpointUrl::parse(self.issuer.as_deref()?).ok()?;
+        let Some(ClientProof::Env(secret)) = &self.proof else {
+            return None;
+        };
+        let config = OAuthConfig::new(
+            issuer,
+            self.client_id.clone()?,
+            secret.clone(),
+            self.scopes.clone(),
+        );
+        Some(config.to_value())
     }
 
     /// The pinned issuer, if any.

@@ -113,6 +113,11 @@ impl Authorizer {
         }
     }
 
+    /// The issuer of the token held, if any.
+    pub(crate) fn issuer(&self) -> Option<String> {
+        self.held().map(|h| h.issuer)
+    }
+
     /// The scope of the token held, or the configured one.
     pub(crate) fn scope(&self) -> Option<String> {
         self.held()

@@ -9,11 +9,11 @@ use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut, json_safe, terminal_safe};
 use brain_mcp_transport::Secrets;
-use brain_tools_core::{EndpointUrl, Secret};
+use brain_tools_core::{ClientSecret, EndpointUrl};
 
 use super::flags::{self, FlagSpec, Parsed};
-use crate::McpClient;
 use crate::discover::{self, DEFAULT_DEADLINE, Request};
+use crate::{ClientProof, McpClient, OAuthClient};
 
 const SPECS: &[FlagSpec] = &[
     FlagSpec {
@@ -25,6 +25,31 @@ const SPECS: &[FlagSpec] = &[
         name: "token-env",
         value: "NAME",
         help: "environment variable holding the server's API key; used to connect and written into the bindings",
+    },
+    FlagSpec {
+        name: "oauth-client-id",
+        value: "ID",
+        help: "OAuth client credentials instead of -token-env: the client id (with -oauth-secret-env or -oauth-key-env); the bindings name the issuer found",
+    },
+    FlagSpec {
+        name: "oauth-secret-env",
+        value: "NAME",
+        help: "environment variable holding the OAuth client secret",
+    },
+    FlagSpec {
+        name: "oauth-key-env",
+        value: "NAME",
+        help: "environment variable holding the OAuth client's PEM private key (private_key_jwt)",
+    },
+    FlagSpec {
+        name: "oauth-scopes",
+        value: "a,b",
+        help: "comma-separated scopes to ask for (default: what the server says it needs)",
+    },
+    FlagSpec {
+        name: "oauth-issuer",
+        value: "URL",
+        help: "send the OAuth credentials to this authorization server only (default: the one the server names, printed for review)",
     },
     FlagSpec {
         name: "tenant",
@@ -53,9 +78,9 @@ const SPECS: &[FlagSpec] = &[
     },
 ];
 
-const USAGE: &str =
-    "mcp-tools -url URL [-token-env NAME] -tenant TENANT -tools a,b,c [-timeout SECONDS]
-       mcp-tools -list URL [-token-env NAME] [-timeout SECONDS]";
+const USAGE: &str = "mcp-tools -url URL [-token-env NAME | OAUTH] -tenant TENANT -tools a,b,c [-timeout SECONDS]
+       mcp-tools -list URL [-token-env NAME | OAUTH] [-timeout SECONDS]
+       OAUTH: -oauth-client-id ID (-oauth-secret-env NAME | -oauth-key-env NAME) [-oauth-scopes a,b] [-oauth-issuer URL]";
 const ABOUT: &str = "Connects to an MCP server (either protocol era), reads its whole tool list and prints \
 a JSON array with one Brain tool binding per named tool, in the order named. Review the output, then \
 copy it into the tools array of the host config. With -list, prints one line per tool the server \
@@ -79,13 +104,14 @@ enum Job {
     List {
         url: String,
         token_env: Option<String>,
+        oauth: Option<OAuthClient>,
         deadline: Duration,
     },
 }
 
 /// Runs `mcp-tools` with `args` (without the program name).
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let (job, verbose) = match prepare(args) {
+    let (job, verbose, oauth_vars) = match prepare(args) {
         Ok(Some(r)) => r,
         Ok(None) => {
             let _ = write!(out, "{}", flags::help(USAGE, ABOUT, SPECS));
@@ -116,7 +142,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let logging = Logging::new("mcp-tools", verbose, secrets_of(&job, &client));
+    let logging = Logging::new("mcp-tools", verbose, secrets_of(&job, &oauth_vars, &client));
     let code = runtime.block_on(logging.run(async {
         // A stop signal drops the discovery, whose session then closes itself; the flush
         // below sends that DELETE.
@@ -140,17 +166,18 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     code
 }
 
-/// What the program keeps out of its logs: the token the job reads, the proxies'
-/// credentials.
-fn secrets_of(job: &Job, client: &McpClient) -> Secrets {
+/// What the program keeps out of its logs: the token or client secret the job reads,
+/// the proxies' credentials. (OAuth tokens got later are removed where they are used.)
+fn secrets_of(job: &Job, flags_vars: &[String], client: &McpClient) -> Secrets {
     let var = match job {
         Job::Bind(request) => request.token_env.as_deref(),
         Job::List { token_env, .. } => token_env.as_deref(),
     };
-    let token = var.and_then(|v| Secret::from_env(v).ok());
-    client
-        .proxy_secrets()
-        .with(token.as_ref().map(Secret::expose))
+    let values = var
+        .into_iter()
+        .chain(flags_vars.iter().map(String::as_str))
+        .filter_map(|v| std::env::var(v).ok());
+    client.proxy_secrets().with(values)
 }
 
 /// Runs the job, printing what it found; the exit code.
@@ -162,15 +189,18 @@ async fn perform(client: &McpClient, job: &Job, out: &mut dyn Write, err: &mut d
         Job::List {
             url,
             token_env,
+            oauth,
             deadline,
-        } => discover::list(client, url, token_env.as_deref(), *deadline)
-            .await
-            .map(|mut listed| {
-                if listed.tools.is_empty() {
-                    listed.warnings.push("the server offers no tools".into());
-                }
-                (listed.warnings, listing(&listed.tools))
-            }),
+        } => match oauth {
+            Some(oauth) => discover::list_oauth(client, url, oauth, *deadline).await,
+            None => discover::list(client, url, token_env.as_deref(), *deadline).await,
+        }
+        .map(|mut listed| {
+            if listed.tools.is_empty() {
+                listed.warnings.push("the server offers no tools".into());
+            }
+            (listed.warnings, listing(&listed.tools))
+        }),
     };
     match outcome {
         Ok((warnings, printed)) => {
@@ -214,13 +244,68 @@ fn listing(tools: &[Tool]) -> String {
     lines.join("\n")
 }
 
-fn prepare(args: &[String]) -> Result<Option<(Job, bool)>, String> {
+fn prepare(args: &[String]) -> Result<Option<(Job, bool, Vec<String>)>, String> {
     let flags = match flags::parse(SPECS, args).map_err(|e| e.to_string())? {
         Parsed::Help => return Ok(None),
         Parsed::Run(flags) => flags,
     };
     let verbose = flags.is_set("v");
-    prepare_job(&flags).map(|job| Some((job, verbose)))
+    let vars = ["oauth-secret-env", "oauth-key-env"]
+        .iter()
+        .filter_map(|f| flags.get(f).map(str::to_owned))
+        .collect();
+    prepare_job(&flags).map(|job| Some((job, verbose, vars)))
+}
+
+/// The OAuth client the `-oauth-*` flags describe, if any.
+fn oauth_of(flags: &flags::Flags) -> Result<Option<OAuthClient>, String> {
+    let Some(client_id) = flags.get("oauth-client-id") else {
+        for flag in [
+            "oauth-secret-env",
+            "oauth-key-env",
+            "oauth-scopes",
+            "oauth-issuer",
+        ] {
+            if flags.get(flag).is_some() {
+                return Err(format!("-{flag} needs -oauth-client-id"));
+            }
+        }
+        return Ok(None);
+    };
+    if flags.get("token-env").is_some() {
+        return Err("-token-env and -oauth-client-id exclude each other: give one".into());
+    }
+    let secret = match (flags.get("oauth-secret-env"), flags.get("oauth-key-env")) {
+        (Some(var), None) => ClientSecret::SecretEnv(var.to_owned()),
+        (None, Some(var)) => ClientSecret::KeyEnv(var.to_owned()),
+        _ => {
+            return Err("-oauth-client-id needs one of -oauth-secret-env or -oauth-key-env".into());
+        }
+    };
+    let (ClientSecret::SecretEnv(var) | ClientSecret::KeyEnv(var)) = &secret else {
+        return Err("unsupported OAuth secret".into());
+    };
+    if std::env::var(var).map_or(true, |v| v.is_empty()) {
+        return Err(format!("environment variable {var} is not set or empty"));
+    }
+    let proof = ClientProof::Env(secret);
+    let mut client = match flags.get("oauth-issuer") {
+        Some(issuer) => {
+            EndpointUrl::parse(issuer).map_err(|r| format!("-oauth-issuer: the URL {r}"))?;
+            OAuthClient::pinned(issuer, client_id, proof)
+        }
+        None => OAuthClient::trusting_server_metadata(client_id, proof),
+    };
+    if let Some(scopes) = flags.get("oauth-scopes") {
+        client = client.with_scopes(
+            scopes
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        );
+    }
+    Ok(Some(client))
 }
 
 fn prepare_job(flags: &flags::Flags) -> Result<Job, String> {
@@ -237,6 +322,7 @@ fn prepare_job(flags: &flags::Flags) -> Result<Job, String> {
         return Ok(Job::List {
             url: url.to_owned(),
             token_env: flags.get("token-env").map(str::to_owned),
+            oauth: oauth_of(flags)?,
             deadline,
         });
     }
@@ -257,6 +343,7 @@ fn prepare_job(flags: &flags::Flags) -> Result<Job, String> {
     Ok(Job::Bind(Request {
         url,
         token_env: flags.get("token-env").map(str::to_owned),
+        oauth: oauth_of(flags)?,
         tenant,
         tools,
         deadline,

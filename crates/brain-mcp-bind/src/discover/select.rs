@@ -12,6 +12,7 @@ use super::{
     DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_SECONDS, DiscoverError, DiscoverErrorKind,
     Discovered, DiscoveredBinding, Request, output,
 };
+use crate::OAuthClient;
 use crate::driver::safe;
 use crate::text;
 use brain_mcp_transport::Secrets;
@@ -146,6 +147,7 @@ pub(super) fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
         url: request.url.clone(),
         mcp_tool: tool.name.clone(),
         token_env: request.token_env.clone(),
+        oauth: request.oauth.as_ref().and_then(OAuthClient::config_form),
         tenants: vec![request.tenant.clone()],
         timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
         max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,

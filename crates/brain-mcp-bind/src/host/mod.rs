@@ -57,8 +57,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, Delivery};
 use brain_tools_core::{
-    Binding, ErrorKind, ExecContext, HostConfig, Secret, ToolCall, ToolExecutor, ToolFailure,
-    ToolOutput, ToolResultEvent, run_call,
+    Binding, ClientSecret, ErrorKind, ExecContext, HostConfig, Secret, ToolCall, ToolExecutor,
+    ToolFailure, ToolOutput, ToolResultEvent, run_call,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -246,10 +246,18 @@ impl ToolHost {
     }
 
     fn with_executor(config: HostConfig, executor: McpExecutor) -> Self {
+        // Every variable holding a binding's secret: children never inherit one.
         let mut token_vars: Vec<String> = config
             .tools()
             .iter()
-            .filter_map(|b| b.token_env().map(str::to_owned))
+            .filter_map(|b| {
+                b.token_env().map(str::to_owned).or_else(|| {
+                    b.oauth().and_then(|o| match o.secret() {
+                        ClientSecret::SecretEnv(v) | ClientSecret::KeyEnv(v) => Some(v.clone()),
+                        _ => None,
+                    })
+                })
+            })
             .collect();
         token_vars.sort_unstable();
         token_vars.dedup();
