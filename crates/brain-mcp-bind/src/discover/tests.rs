@@ -24,6 +24,7 @@ fn request(tools: &[&str]) -> Request {
     Request {
         url: "http://127.0.0.1:9/mcp".into(),
         token_env: None,
+        oauth: None,
         tenant: "local".into(),
         tools: tools.iter().map(|s| (*s).to_owned()).collect(),
         deadline: DEFAULT_DEADLINE,
