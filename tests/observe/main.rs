@@ -348,7 +348,7 @@ async fn oauth_secrets_never_appear_even_at_trace(capture: &Capture) {
         "obs-client",
         ClientProof::Secret(Secret::new(CLIENT_SECRET)),
     );
-    let user = OAuthClient::delegated(std::sync::Arc::new(Approve(http)), "http://localhost:1/cb")
+    let user = OAuthClient::delegated(Arc::new(Approve(http)), "http://localhost:1/cb")
         .with_client(
             "obs-client",
             Some(ClientProof::Secret(Secret::new(CLIENT_SECRET))),
@@ -357,7 +357,7 @@ async fn oauth_secrets_never_appear_even_at_trace(capture: &Capture) {
     for client in [machine, user] {
         let mcp = McpClient::new().expect("client");
         let executor = McpExecutor::new(mcp.clone());
-        executor.set_credentials(Some(std::sync::Arc::new(Fixed(client))));
+        executor.set_credentials(Some(Arc::new(Fixed(client))));
         let config = HostConfig::from_value(&json!({"tools": [{
             "name": "echo", "description": "echo", "input_schema": {"type": "object"},
             "url": server.url(), "mcp_tool": "echo", "tenants": [TENANT],
@@ -393,7 +393,7 @@ async fn oauth_secrets_never_appear_even_at_trace(capture: &Capture) {
         "obs-client",
         ClientProof::Secret(Secret::new(CLIENT_SECRET)),
     );
-    executor.set_credentials(Some(std::sync::Arc::new(Fixed(refused))));
+    executor.set_credentials(Some(Arc::new(Fixed(refused))));
     let config = HostConfig::from_value(&json!({"tools": [{
         "name": "echo", "description": "echo", "input_schema": {"type": "object"},
         "url": server.url(), "mcp_tool": "echo", "tenants": [TENANT],
