@@ -288,3 +288,24 @@ fn base64_basic(id: &str, secret: &str) -> String {
         base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
     )
 }
+
+#[tokio::test]
+async fn a_tool_host_asks_its_credential_source_per_tenant() {
+    let (auth, server) = servers(Era::Stateless);
+    let mut open = spec("echo", &server.url(), "echo");
+    open["tenants"] = json!([crate::call_support::TENANT, "tenant-b"]);
+    let config =
+        brain_mcp_bind::HostConfig::from_value(&json!({ "tools": [open] })).expect("config");
+    let host = brain_mcp_bind::ToolHost::new(config, brain_mcp_bind::ClientConfig::default())
+        .expect("a host");
+    let source = PerTenant(std::sync::Mutex::new(SECRET.to_owned()), auth.url());
+    host.set_credentials(Some(Arc::new(source)));
+    let call =
+        |tenant: &str| brain_mcp_bind::ToolCall::new(tenant, "s", "h1", json!({"text": "hi"}));
+    let out = crate::stdio_support::call_as(&host, "echo", call(crate::call_support::TENANT)).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(auth.token_requests().len(), 1);
+    let out = crate::stdio_support::call_as(&host, "echo", call("tenant-b")).await;
+    assert_failure(&out.result, "authorization_failed", false);
+    assert!(host.shutdown(std::time::Duration::from_secs(5)).await);
+}

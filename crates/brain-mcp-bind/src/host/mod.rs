@@ -75,7 +75,7 @@ use crate::discover::DiscoverError;
 use crate::server::Server;
 use crate::stdio::StdioServer;
 use crate::target::Target;
-use crate::{McpClient, McpExecutor, Responder, discover};
+use crate::{CredentialSource, McpClient, McpExecutor, Responder, discover};
 use managed::Kind;
 
 /// What a model is shown about one tool.
@@ -292,6 +292,13 @@ impl ToolHost {
             .progress_buffer
             .store(events.max(1), Ordering::Relaxed);
         self
+    }
+
+    /// Asks `source` for the credential of every HTTP call from now on, per tenant and
+    /// server, in place of the bindings' own (`None` goes back to them); see
+    /// docs/authorization.md. Rotation needs no restart: the source is asked each call.
+    pub fn set_credentials(&self, source: Option<Arc<dyn CredentialSource>>) {
+        self.inner.executor.set_credentials(source);
     }
 
     /// The shared MCP client (to set a server's era, or flush it yourself).
