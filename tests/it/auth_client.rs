@@ -227,6 +227,10 @@ async fn token_endpoint_refusals_are_typed_and_never_echo_the_secret() {
         .unwrap_or_default();
     assert!(!printed.contains(basic.trim_start_matches("Basic ")));
     assert_eq!(server.stats().count("tools/call"), 0);
+    // A second call soon after gets the same failure without asking again.
+    let again = call(&h, &echo, "c2", json!({"text": "hi"})).await;
+    assert_failure(&again.result, "authorization_failed", false);
+    assert_eq!(auth.token_requests().len(), 1);
 }
 
 /// Tenant A's credentials come from the host; tenant B has none.
@@ -308,4 +312,39 @@ async fn a_tool_host_asks_its_credential_source_per_tenant() {
     let out = crate::stdio_support::call_as(&host, "echo", call("tenant-b")).await;
     assert_failure(&out.result, "authorization_failed", false);
     assert!(host.shutdown(std::time::Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn a_step_up_beyond_the_configured_scopes_is_refused() {
+    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
+    let guard = auth.guard();
+    // Any token is short of scope for tools/call, which asks for admin rights.
+    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(move |seen| {
+        if let Some(refused) = guard(seen) {
+            return Some(refused);
+        }
+        (seen.method() == Some("tools/call")).then(|| {
+            let challenge = "Bearer error=\"insufficient_scope\", scope=\"tools.read admin\"";
+            brain_tests::server::RawReply::json(403, "{}").header("www-authenticate", challenge)
+        })
+    }));
+    auth.configure(|c| c.resource = server.url());
+    let mut spec = oauth_spec(&server, &auth.url());
+    spec["oauth"]["scopes"] = json!(["tools.read"]);
+    let echo = binding(spec);
+    let h = Harness::new();
+    let out = call(&h, &echo, "c1", json!({"text": "hi"})).await;
+    let message = assert_failure(&out.result, "authorization_failed", false);
+    assert!(message.contains("\"admin\""), "{message}");
+    let asked: Vec<_> = auth
+        .token_requests()
+        .iter()
+        .map(|r| r.form("scope"))
+        .collect();
+    assert_eq!(
+        asked,
+        [Some("tools.read".to_owned())],
+        "never asked for more"
+    );
+    h.flush().await;
 }

@@ -115,16 +115,30 @@ async fn a_declined_approval_fails_before_the_tool_is_called() {
     let server = TestServer::start(ServerConfig::new(Era::Stateless).hook(auth.guard()));
     auth.configure(|c| c.resource = server.url());
     let bob = user(false);
-    let client = OAuthClient::delegated(bob.clone(), REDIRECT).with_client(
-        "c",
-        Some(ClientProof::Secret(Secret::new("s3cret-for-bob"))),
-    );
+    let secret = || Some(ClientProof::Secret(Secret::new("s3cret-for-bob")));
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    // A client with a secret and no pinned issuer is refused before the user is asked.
+    let unpinned = OAuthClient::delegated(bob.clone(), REDIRECT).with_client("c", secret());
+    let h = Harness::new();
+    h.executor
+        .set_credentials(Some(Arc::new(ForUser(unpinned))));
+    let out = call(&h, &echo, "c0", json!({"text": "hi"})).await;
+    let message = assert_failure(&out.result, "authorization_failed", false);
+    assert!(message.contains("pin it"), "{message}");
+    assert!(bob.prompts.lock().expect("prompts").is_empty());
+    // Pinned, the user is asked, and declines.
+    let client = OAuthClient::delegated(bob.clone(), REDIRECT)
+        .with_client("c", secret())
+        .pinned_to(auth.url());
     let h = Harness::new();
     h.executor.set_credentials(Some(Arc::new(ForUser(client))));
-    let echo = binding(spec("echo", &server.url(), "echo"));
     let out = call(&h, &echo, "c1", json!({"text": "hi"})).await;
     let message = assert_failure(&out.result, "authorization_failed", false);
     assert!(message.contains("the user declined"), "{message}");
+    // Asked again at once, the user is not prompted again: the refusal holds a while.
+    let out = call(&h, &echo, "c2", json!({"text": "hi"})).await;
+    assert_failure(&out.result, "authorization_failed", false);
+    assert_eq!(bob.prompts.lock().expect("prompts").len(), 1);
     assert!(auth.token_requests().is_empty());
     assert_eq!(server.stats().count("tools/call"), 0);
 }

@@ -1,6 +1,7 @@
 //! The two programs against a client credentials server, with nothing but the secret
-//! in the environment: `mcp-tools` prints bindings whose `oauth` block names the issuer
-//! it found, and `mcp-call` runs them; `-v` shows the exchanges and no secret.
+//! in the environment: `mcp-tools` names the issuer it found without sending the secret,
+//! then, pinned to it, prints bindings whose `oauth` block names it, and `mcp-call` runs
+//! them; `-v` shows the exchanges and no secret.
 //!
 //! The secret is `CARGO_PKG_NAME`'s value, set by cargo for the test process.
 
@@ -40,6 +41,7 @@ fn mcp_tools_then_mcp_call_with_client_credentials() {
     let server = TestServer::start(ServerConfig::new(Era::Both).hook(auth.guard()));
     auth.configure(|c| c.resource = server.url());
     let url = server.url();
+    // Without -oauth-issuer nothing secret leaves: the issuer found is named, to pin.
     let (code, out, err) = run(
         mcp_tools,
         &[
@@ -53,6 +55,31 @@ fn mcp_tools_then_mcp_call_with_client_credentials() {
             CLIENT,
             "-oauth-secret-env",
             "CARGO_PKG_NAME",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains(&auth.url()) && err.contains("-oauth-issuer"),
+        "{err}"
+    );
+    assert!(auth.token_requests().is_empty(), "the secret stayed home");
+    let issuer = auth.url();
+    let (code, out, err) = run(
+        mcp_tools,
+        &[
+            "-url",
+            &url,
+            "-tenant",
+            "t",
+            "-tools",
+            "echo",
+            "-oauth-client-id",
+            CLIENT,
+            "-oauth-secret-env",
+            "CARGO_PKG_NAME",
+            "-oauth-issuer",
+            &issuer,
             "-v",
         ],
     );

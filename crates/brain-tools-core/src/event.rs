@@ -369,7 +369,8 @@ mod tests {
                 "user_input_required",
                 "unsupported_content",
                 "output_too_large",
-                "output_schema_mismatch"
+                "output_schema_mismatch",
+                "authorization_failed"
             ]
         );
     }

@@ -67,6 +67,16 @@ impl Credentials {
         }
     }
 
+    /// The client secret's value, when the proof is one (read from the environment
+    /// again if it lives there), to remember as a secret of the server's calls.
+    pub(crate) fn secret_value(&self) -> Option<String> {
+        match self.proof.as_ref()? {
+            ClientProof::Secret(s) => Some(s.expose().to_owned()),
+            ClientProof::Env(ClientSecret::SecretEnv(var)) => std::env::var(var).ok(),
+            _ => None,
+        }
+    }
+
     /// A short digest of the proof (never the proof): credentials that rotate get new
     /// tokens rather than the old secret's.
     pub(crate) fn fingerprint(&self) -> String {

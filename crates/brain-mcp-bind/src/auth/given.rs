@@ -73,6 +73,8 @@ pub struct OAuthClient {
     pub(crate) scopes: Vec<String>,
     pub(crate) principal: Option<String>,
     pub(crate) delegated: Option<Delegated>,
+    /// A secret may go to whichever authorization server the server names (test suites).
+    pub(crate) trust_server_metadata: bool,
 }
 
 impl OAuthClient {
@@ -85,14 +87,23 @@ impl OAuthClient {
     ) -> Self {
         Self {
             issuer: Some(issuer.into()),
-            ..Self::trusting_server_metadata(client_id, proof)
+            ..Self::unpinned(client_id, proof)
         }
     }
 
-    /// Machine credentials that go to whichever authorization server the server's
-    /// metadata names. Only for a person reviewing the result (`mcp-tools` prints the
-    /// issuer it found) or a test suite: a server could otherwise collect the secret.
-    pub fn trusting_server_metadata(client_id: impl Into<String>, proof: ClientProof) -> Self {
+    /// Whether a secret or key of these credentials may go to `issuer`: the pinned one,
+    /// any for a test suite's client, and any for a client with nothing secret.
+    pub(crate) fn may_send_to(&self, issuer: &str) -> bool {
+        match &self.issuer {
+            Some(pinned) => same_issuer(pinned, issuer),
+            None => self.trust_server_metadata || self.proof.is_none(),
+        }
+    }
+
+    /// Machine credentials whose authorization server is not known yet: a call finds it
+    /// and fails naming it, without sending anything secret, so a person can review it
+    /// and pin it (what `mcp-tools` does without `-oauth-issuer`).
+    pub fn unpinned(client_id: impl Into<String>, proof: ClientProof) -> Self {
         Self {
             issuer: None,
             client_id: Some(client_id.into()),
@@ -100,7 +111,23 @@ impl OAuthClient {
             scopes: Vec::new(),
             principal: None,
             delegated: None,
+            trust_server_metadata: false,
         }
+    }
+
+    /// Machine credentials that go to whichever authorization server the server's
+    /// metadata names. For test suites only: a hostile server would name its own and
+    /// collect the secret.
+    pub fn trusting_server_metadata(client_id: impl Into<String>, proof: ClientProof) -> Self {
+        Self::unpinned(client_id, proof).trusting_any_issuer()
+    }
+
+    /// These credentials, sent to whichever authorization server the server names. For
+    /// test suites only: a hostile server would name its own and collect the secret.
+    #[must_use]
+    pub fn trusting_any_issuer(mut self) -> Self {
+        self.trust_server_metadata = true;
+        self
     }
 
     /// A user's delegation: `handler` brings the user to the authorization server, which
@@ -116,6 +143,7 @@ impl OAuthClient {
             proof: None,
             scopes: Vec::new(),
             principal: None,
+            trust_server_metadata: false,
             delegated: Some(Delegated {
                 handler,
                 redirect_uri: redirect_uri.into(),
@@ -125,7 +153,8 @@ impl OAuthClient {
         }
     }
 
-    /// A pre-registered client id, and its secret or key if it has one.
+    /// A pre-registered client id, and its secret or key if it has one (with a secret or
+    /// key, pin the issuer with [`Self::pinned_to`]: it is sent nowhere else).
     #[must_use]
     pub fn with_client(mut self, client_id: impl Into<String>, proof: Option<ClientProof>) -> Self {
         self.client_id = Some(client_id.into());
@@ -234,4 +263,11 @@ pub enum Credential {
 pub trait CredentialSource: Send + Sync + 'static {
     /// The credential for `tenant`'s call to the server at `server_url`.
     async fn credential(&self, tenant: &str, server_url: &str) -> Credential;
+}
+
+/// Whether two issuer identifiers name the same server (case of scheme and host, a
+/// trailing `/`, a default port aside).
+fn same_issuer(a: &str, b: &str) -> bool {
+    use brain_mcp_proto::auth::HttpUrl;
+    matches!((HttpUrl::parse(a), HttpUrl::parse(b)), (Ok(a), Ok(b)) if a == b)
 }

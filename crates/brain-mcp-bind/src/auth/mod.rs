@@ -11,6 +11,7 @@ mod code;
 pub(crate) mod credentials;
 mod flow;
 mod given;
+mod held;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,10 +28,12 @@ pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
     OAuthClient,
 };
+use held::{Held, Remembered};
 
-/// A token this close to its expiry (or a quarter of its lifetime, if shorter) is renewed
-/// before it is used.
-const RENEW_MARGIN: Duration = Duration::from_secs(30);
+/// After a failed search or token request, calls wait this long before asking again
+/// (they fail with the same reason meanwhile): a server that refuses every token cannot
+/// make Brain hammer its authorization server, or a user with prompts.
+const FAILURE_HOLD: Duration = Duration::from_secs(10);
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 #[derive(Debug)]
@@ -38,8 +41,8 @@ pub(crate) struct Authorizer {
     client: OAuthClient,
     scopes: Option<String>,
     held: Mutex<Option<Held>>,
-    /// Secrets learned on the way (a registered client's secret).
-    learned: Mutex<Secrets>,
+    /// Secrets handled but not held: tokens replaced, client secrets used.
+    remembered: Mutex<Remembered>,
     /// One token request at a time; holds what the requests learned.
     flight: tokio::sync::Mutex<Flight>,
 }
@@ -50,30 +53,25 @@ pub(crate) struct Authorizer {
 struct Flight {
     authority: Option<Authority>,
     registered: HashMap<String, Credentials>,
+    /// The last failure and when, held for [`FAILURE_HOLD`].
+    failed: Option<(Instant, String)>,
 }
 
-#[derive(Clone)]
-struct Held {
-    token: BearerToken,
-    /// When it expires, and the renewal margin before that.
-    expires: Option<(Instant, Duration)>,
-    refresh: Option<String>,
-    scope: Option<String>,
-    /// The authorization server that issued it: a refresh token goes back there only.
-    issuer: String,
-}
-
-impl std::fmt::Debug for Held {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Held")
-            .field("expires", &self.expires)
-            .finish_non_exhaustive()
+impl Flight {
+    /// The last failure, while it is held.
+    fn held_failure(&self) -> Option<String> {
+        self.failed
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < FAILURE_HOLD)
+            .map(|(_, why)| why.clone())
     }
-}
 
-impl Held {
-    fn fresh(&self, now: Instant) -> bool {
-        self.expires.is_none_or(|(at, margin)| at > now + margin)
+    /// Notes how a token request ended.
+    fn note<T>(&mut self, result: &Result<T, String>) {
+        self.failed = result
+            .as_ref()
+            .err()
+            .map(|why| (Instant::now(), why.clone()));
     }
 }
 
@@ -88,7 +86,7 @@ impl Authorizer {
             client: client.clone(),
             scopes: (!scopes.is_empty()).then_some(scopes),
             held: Mutex::new(None),
-            learned: Mutex::new(Secrets::none()),
+            remembered: Mutex::new(Remembered::default()),
             flight: tokio::sync::Mutex::new(Flight::default()),
         }
     }
@@ -104,13 +102,10 @@ impl Authorizer {
             .map(|h| h.token)
     }
 
-    /// The tokens held and the secrets learned, to remove from everything a server says.
+    /// The tokens held and every secret handled, to remove from everything a server says.
     pub(crate) fn secrets(&self) -> Secrets {
-        let learned = lock(&self.learned).clone();
-        match self.held() {
-            Some(h) => learned.with([h.token.expose().to_owned()]).with(h.refresh),
-            None => learned,
-        }
+        let held = self.held();
+        lock(&self.remembered).secrets(held.as_ref())
     }
 
     /// The issuer of the token held, if any.
@@ -142,9 +137,12 @@ impl Authorizer {
         if flight.authority.is_none() {
             return Ok(None);
         }
-        self.get(http, &mut flight, server, self.scope())
-            .await
-            .map(Some)
+        if let Some(why) = flight.held_failure() {
+            return Err(why);
+        }
+        let result = self.get(http, &mut flight, server, self.scope()).await;
+        flight.note(&result);
+        result.map(Some)
     }
 
     /// A token after the server refused `refused` (or a request without one) with
@@ -166,18 +164,64 @@ impl Authorizer {
             // Another call got a new token while this one waited.
             return Ok(token);
         }
+        if let Some(why) = flight.held_failure() {
+            return Err(why);
+        }
+        if let (Some(wanted), Some(configured)) = (&step_up, &self.scopes)
+            && let Some(extra) = wanted
+                .split(' ')
+                .find(|s| !configured.split(' ').any(|c| c == *s))
+        {
+            return Err(format!(
+                "authorization: the server asks for scope {extra:?}, which the credentials do \
+                 not configure"
+            ));
+        }
         if refused.is_some() && step_up.is_none() {
             // The server refused it: never send it again (a refresh token, if any, may
             // still get a new one), and ask afresh who grants tokens for it: its
             // authorization server may have changed.
             if let Some(held) = lock(&self.held).as_mut() {
-                held.expires = Some((Instant::now(), Duration::ZERO));
+                held.refuse();
             }
             flight.authority = None;
         }
+        let result = self
+            .authorize_in(http, &mut flight, server, challenge, step_up)
+            .await
+            .and_then(|token| match refused {
+                Some(old) if *old == token => Err(
+                    "authorization: the authorization server gave back the refused token".into(),
+                ),
+                _ => Ok(token),
+            });
+        flight.failed = result
+            .as_ref()
+            .err()
+            .map(|why| (Instant::now(), why.clone()));
+        result
+    }
+
+    async fn authorize_in(
+        &self,
+        http: &HttpClient,
+        flight: &mut Flight,
+        server: &HttpUrl,
+        challenge: Option<&BearerChallenge>,
+        step_up: Option<String>,
+    ) -> Result<BearerToken, String> {
         if flight.authority.is_none() {
             let pinned = self.client.issuer.as_deref();
-            flight.authority = Some(flow::find(http, server, challenge, pinned).await?);
+            let found = flow::find(http, server, challenge, pinned).await?;
+            if !self.client.may_send_to(&found.issuer) {
+                return Err(format!(
+                    "authorization: the server names the authorization server {:?}; the client \
+                     credentials were not sent there: review it and pin it (oauth.issuer, \
+                     -oauth-issuer)",
+                    found.issuer
+                ));
+            }
+            flight.authority = Some(found);
         }
         let authority = flight
             .authority
@@ -191,7 +235,7 @@ impl Authorizer {
                 )
             })
         });
-        self.get(http, &mut flight, server, wanted).await
+        self.get(http, flight, server, wanted).await
     }
 
     /// A new token: by refresh token when one is held and works, else by the client's
@@ -215,7 +259,7 @@ impl Authorizer {
         if let Some(refresh) = refresh {
             let grant = Grant::Refresh(&refresh);
             if let Ok(token) = flow::token(http, authority, &who, grant, scope.as_deref()).await {
-                return Ok(self.keep(token, scope, &authority.issuer));
+                return Ok(self.keep(token, scope, &authority.issuer, &who));
             }
         }
         let token = match &self.client.delegated {
@@ -248,7 +292,7 @@ impl Authorizer {
                 flow::token(http, authority, &who, grant, None).await?
             }
         };
-        Ok(self.keep(token, scope, &authority.issuer))
+        Ok(self.keep(token, scope, &authority.issuer, &who))
     }
 
     /// Who the client is at the current authorization server: as given, else as
@@ -275,8 +319,7 @@ impl Authorizer {
             .ok_or("authorization: the client has no client_id")?;
         let got = code::register(http, authority, delegated).await?;
         if let Some(ClientProof::Secret(secret)) = &got.proof {
-            let mut learned = lock(&self.learned);
-            *learned = learned.with([secret.expose()]);
+            lock(&self.remembered).add(secret.expose());
         }
         flight
             .registered
@@ -284,19 +327,25 @@ impl Authorizer {
         Ok(got)
     }
 
-    fn keep(&self, token: Token, asked: Option<String>, issuer: &str) -> BearerToken {
-        let bearer = BearerToken::new(token.access_token.clone());
-        let held = Held {
-            token: bearer.clone(),
-            expires: token.expires_in.map(|s| {
-                let life = Duration::from_secs(s);
-                (Instant::now() + life, RENEW_MARGIN.min(life / 4))
-            }),
-            refresh: token.refresh_token.clone(),
-            scope: token.scope.clone().or(asked),
-            issuer: issuer.to_owned(),
-        };
-        *lock(&self.held) = Some(held);
+    /// Holds `token`, remembering the one it replaces and the client secret `who` used
+    /// (read from the environment, it was no secret of the call before).
+    fn keep(
+        &self,
+        token: Token,
+        asked: Option<String>,
+        issuer: &str,
+        who: &Credentials,
+    ) -> BearerToken {
+        let mut held = lock(&self.held);
+        let new = Held::new(token, asked, issuer, held.as_ref());
+        let bearer = new.token.clone();
+        let mut remembered = lock(&self.remembered);
+        if let Some(old) = held.replace(new) {
+            remembered.retire(&old);
+        }
+        if let Some(secret) = who.secret_value() {
+            remembered.add(&secret);
+        }
         bearer
     }
 }
@@ -306,9 +355,18 @@ const MAX_AUTHORIZERS: usize = 4096;
 
 /// The authorizers of a client, one per server and client: every call with the same
 /// credentials for the same server (and principal) shares its tokens.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Authorizers {
     map: Mutex<HashMap<Key, Arc<Authorizer>>>,
+}
+
+impl std::fmt::Debug for Authorizers {
+    /// The count only: a key holds a digest of a client secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizers")
+            .field("count", &lock(&self.map).len())
+            .finish()
+    }
 }
 
 /// Server, issuer, client id, scopes, principal, a digest of the proof, and whether the

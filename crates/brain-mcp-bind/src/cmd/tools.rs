@@ -29,7 +29,7 @@ const SPECS: &[FlagSpec] = &[
     FlagSpec {
         name: "oauth-client-id",
         value: "ID",
-        help: "OAuth client credentials instead of -token-env: the client id (with -oauth-secret-env or -oauth-key-env); the bindings name the issuer found",
+        help: "OAuth client credentials instead of -token-env: the client id (with -oauth-secret-env or -oauth-key-env, and -oauth-issuer); the bindings carry them as an oauth block",
     },
     FlagSpec {
         name: "oauth-secret-env",
@@ -49,7 +49,7 @@ const SPECS: &[FlagSpec] = &[
     FlagSpec {
         name: "oauth-issuer",
         value: "URL",
-        help: "send the OAuth credentials to this authorization server only (default: the one the server names, printed for review)",
+        help: "the authorization server the OAuth credentials may go to, and the only one; without it, nothing secret is sent: the server's authorization server is found and named, to review and pin",
     },
     FlagSpec {
         name: "tenant",
@@ -294,7 +294,7 @@ fn oauth_of(flags: &flags::Flags) -> Result<Option<OAuthClient>, String> {
             EndpointUrl::parse(issuer).map_err(|r| format!("-oauth-issuer: the URL {r}"))?;
             OAuthClient::pinned(issuer, client_id, proof)
         }
-        None => OAuthClient::trusting_server_metadata(client_id, proof),
+        None => OAuthClient::unpinned(client_id, proof),
     };
     if let Some(scopes) = flags.get("oauth-scopes") {
         client = client.with_scopes(

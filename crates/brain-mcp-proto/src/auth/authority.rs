@@ -17,7 +17,7 @@ use super::discovery::{
     authorization_server_urls, check_issuer, check_resource, legacy, protected_resource_urls,
 };
 use super::metadata::{ResourceMetadata, ServerMetadata};
-use super::url::HttpUrl;
+use super::url::{HttpUrl, check_endpoint};
 
 /// What a client needs to ask for a token for one server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,7 +204,10 @@ impl Search {
         resource: Option<ResourceMetadata>,
         issuer: String,
     ) -> Result<State, AuthError> {
-        let parsed = HttpUrl::parse(&issuer).map_err(|_| AuthError::NoAuthorizationServer)?;
+        let parsed = check_endpoint(&issuer, &self.server).map_err(|why| AuthError::Url {
+            what: "issuer",
+            why,
+        })?;
         Ok(State::Server {
             resource,
             issuer,
@@ -218,6 +221,19 @@ impl Search {
         issuer: String,
         server: ServerMetadata,
     ) -> State {
+        // Every endpoint the document names must be one a secret or a user may go to.
+        let endpoints = [
+            ("token endpoint", &server.token_endpoint),
+            ("authorization endpoint", &server.authorization_endpoint),
+            ("registration endpoint", &server.registration_endpoint),
+        ];
+        for (what, url) in endpoints {
+            if let Some(url) = url
+                && let Err(why) = check_endpoint(url, &self.server)
+            {
+                return State::Over(Step::Failed(AuthError::Url { what, why }));
+            }
+        }
         let (named, scopes_supported) = match resource {
             Some(doc) => (doc.resource, doc.scopes_supported),
             None => (self.server.canonical(), None),

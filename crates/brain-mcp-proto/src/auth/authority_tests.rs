@@ -203,3 +203,34 @@ fn unusable_answers_move_on() {
     );
     assert!(matches!(step, Step::Found(_)));
 }
+
+#[test]
+fn endpoints_must_be_safe_to_use() {
+    let listed = prm(&["https://auth.example.com"]);
+    for (field, value) in [
+        ("authorization_endpoint", "javascript:alert(1)"),
+        ("token_endpoint", "http://auth.example.com/token"),
+        ("registration_endpoint", "https://auth.example.com/r#x"),
+    ] {
+        let mut meta: serde_json::Value =
+            serde_json::from_str(&as_meta("https://auth.example.com")).unwrap();
+        meta[field] = serde_json::json!(value);
+        let meta = meta.to_string();
+        let (_, step) = run(
+            search(None, None),
+            &[(PRM_PATH, 200, &listed), (AS_META, 200, &meta)],
+        );
+        assert!(
+            matches!(step, Step::Failed(AuthError::Url { .. })),
+            "{field}: {step:?}"
+        );
+    }
+    // An issuer over plain http to a remote host is never asked.
+    let plain = prm(&["http://auth.example.com"]);
+    let (fetched, step) = run(search(None, None), &[(PRM_PATH, 200, &plain)]);
+    assert_eq!(fetched, [PRM_PATH]);
+    assert!(
+        matches!(step, Step::Failed(AuthError::Url { what: "issuer", .. })),
+        "{step:?}"
+    );
+}

@@ -7,8 +7,7 @@ use serde_json::json;
 
 use super::AuthError;
 use super::metadata::ServerMetadata;
-use super::token::{ClientAuth, encode};
-use crate::text::{FRAGMENT_LIMIT, cut};
+use super::token::{ClientAuth, encode, error_code};
 
 /// The scope that asks for a refresh token (OpenID Connect; MCP 2026-07-28).
 pub const OFFLINE_ACCESS: &str = "offline_access";
@@ -107,7 +106,6 @@ pub fn read_redirect(
     let mut found = Found::default();
     for pair in query.split('&') {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let value = decode(value);
         let slot = match name {
             "code" => &mut found.code,
             "state" => &mut found.state,
@@ -115,26 +113,28 @@ pub fn read_redirect(
             "error" => &mut found.error,
             _ => continue,
         };
-        if slot.is_none() {
-            *slot = Some(value);
+        if slot.is_some() {
+            // RFC 6749 §3.1: a parameter sent twice makes the response unusable.
+            return Err(AuthError::Redirect {
+                why: format!("it repeats {name}"),
+            });
         }
+        *slot = Some(decode(value));
     }
     let refused = |why: String| Err(AuthError::Redirect { why });
-    if let Some(error) = found.error {
-        return refused(format!(
-            "the authorization server answered {}",
-            cut(&error, FRAGMENT_LIMIT)
-        ));
-    }
+    // The state first, on an error answer too: a forged redirect says nothing.
     if found.state.as_deref() != Some(state) {
         return refused("its state is not the one sent".into());
     }
+    if let Some(error) = found.error {
+        return refused(format!(
+            "the authorization server answered {}",
+            error_code(&error).unwrap_or("an error")
+        ));
+    }
     match found.iss.as_deref() {
         Some(iss) if iss != issuer => {
-            return refused(format!(
-                "its iss {:?} is not the issuer {issuer:?}",
-                cut(iss, FRAGMENT_LIMIT)
-            ));
+            return refused(format!("its iss is not the issuer {issuer:?}"));
         }
         None if iss_advertised => {
             return refused("it has no iss, which the authorization server promises".into());

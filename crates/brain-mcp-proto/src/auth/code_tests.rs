@@ -55,6 +55,21 @@ fn redirects_are_checked_for_state_and_iss() {
         read_redirect("http://l/cb?error=access_denied&state=s1", "s1", "i", false).unwrap_err();
     assert!(err.to_string().contains("access_denied"));
     assert!(read_redirect("http://l/cb?state=s1", "s1", "i", false).is_err());
+    // A forged error (wrong state) is refused for its state; an error code that is not one
+    // is not repeated; a repeated parameter is refused.
+    let forged =
+        read_redirect("http://l/cb?error=access_denied&state=zz", "s1", "i", false).unwrap_err();
+    assert!(forged.to_string().contains("state"), "{forged}");
+    let odd = read_redirect(
+        "http://l/cb?error=Secret%20Stuff&state=s1",
+        "s1",
+        "i",
+        false,
+    )
+    .unwrap_err();
+    assert!(!odd.to_string().contains("Secret"), "{odd}");
+    assert!(read_redirect("http://l/cb?code=a&code=b&state=s1", "s1", "i", false).is_err());
+    assert!(read_redirect("http://l/cb?code=a&state=s1&state=s1", "s1", "i", false).is_err());
     assert!(read_redirect("http://l/cb", "s1", "i", false).is_err());
 }
 

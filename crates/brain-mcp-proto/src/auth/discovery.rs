@@ -4,8 +4,11 @@
 
 use super::AuthError;
 use super::challenge::BearerChallenge;
-use super::url::HttpUrl;
-use crate::text::{FRAGMENT_LIMIT, cut};
+use super::url::{HttpUrl, check_endpoint};
+use crate::text::cut;
+
+/// The most bytes of a URL a server wrote that a refusal repeats.
+const SHOWN: usize = 256;
 
 /// RFC 9728's well-known name.
 const PROTECTED_RESOURCE: &str = "oauth-protected-resource";
@@ -15,7 +18,7 @@ const AUTHORIZATION_SERVER: &str = "oauth-authorization-server";
 const OPENID: &str = "openid-configuration";
 
 /// Where to fetch the protected resource metadata of `server`, in order: the challenge's
-/// `resource_metadata` when it is an http(s) URL, then the well-known URL with the
+/// `resource_metadata` when it passes [`check_endpoint`], then the well-known URL with the
 /// server's path inserted (when it has one), then the root well-known URL.
 pub fn protected_resource_urls(
     server: &HttpUrl,
@@ -23,7 +26,7 @@ pub fn protected_resource_urls(
 ) -> Vec<String> {
     let mut urls = Vec::with_capacity(3);
     if let Some(url) = challenge.and_then(|c| c.resource_metadata.as_deref())
-        && HttpUrl::parse(url).is_ok()
+        && check_endpoint(url, server).is_ok()
     {
         urls.push(url.to_owned());
     }
@@ -41,9 +44,10 @@ pub fn protected_resource_urls(
 /// must never be asked for on this server's behalf.
 pub fn check_resource(resource: &str, server: &HttpUrl) -> Result<(), AuthError> {
     match HttpUrl::parse(resource) {
-        Ok(named) if server.is_within(&named) => Ok(()),
+        // RFC 8707 §2: a resource indicator has no fragment.
+        Ok(named) if server.is_within(&named) && !resource.contains('#') => Ok(()),
         _ => Err(AuthError::ResourceMismatch {
-            resource: cut(resource, FRAGMENT_LIMIT).into_owned(),
+            resource: cut(resource, SHOWN).into_owned(),
             server: server.canonical(),
         }),
     }
@@ -75,7 +79,7 @@ pub fn check_issuer(named: &str, expected: &str) -> Result<(), AuthError> {
         Ok(())
     } else {
         Err(AuthError::IssuerMismatch {
-            named: cut(named, FRAGMENT_LIMIT).into_owned(),
+            named: cut(named, SHOWN).into_owned(),
             expected: expected.to_owned(),
         })
     }
@@ -131,12 +135,14 @@ mod tests {
             protected_resource_urls(&url("https://mcp.example.com/"), None),
             ["https://mcp.example.com/.well-known/oauth-protected-resource"]
         );
-        // A challenge URL that is not http(s) is skipped.
-        let odd = BearerChallenge {
-            resource_metadata: Some("file:///etc/passwd".into()),
-            ..Default::default()
-        };
-        assert_eq!(protected_resource_urls(&server, Some(&odd)).len(), 2);
+        // A challenge URL that is not http(s), or plain http to another host, is skipped.
+        for odd in ["file:///etc/passwd", "http://evil.example/prm"] {
+            let odd = BearerChallenge {
+                resource_metadata: Some(odd.into()),
+                ..Default::default()
+            };
+            assert_eq!(protected_resource_urls(&server, Some(&odd)).len(), 2);
+        }
     }
 
     #[test]
@@ -169,6 +175,7 @@ mod tests {
             "https://mcp.example.com/other",
             "https://mcp.example.com/mcp/deeper",
             "http://mcp.example.com/mcp",
+            "https://mcp.example.com/mcp#frag",
             "not a url",
         ] {
             assert!(

@@ -23,8 +23,8 @@ pub use challenge::{BearerChallenge, bearer};
 pub use token::{ClientAuth, Token};
 pub use url::{HttpUrl, UrlError};
 
-/// Why an authorization document is refused. The values a server wrote are cut to
-/// [`FRAGMENT_LIMIT`](crate::text::FRAGMENT_LIMIT) bytes; like any peer text they pass
+/// Why an authorization document is refused. The values a server wrote are cut to 256
+/// bytes (an error code is shown only when it is one); like any peer text they pass
 /// through the call's `Secrets` before they are shown.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -99,6 +99,14 @@ pub enum AuthError {
     RegistrationRefused {
         /// The HTTP status.
         status: u16,
+    },
+    /// A URL a document named cannot be used (not https to a remote host, or unsafe).
+    #[error("the {what} URL {why}")]
+    Url {
+        /// Which URL.
+        what: &'static str,
+        /// Why.
+        why: UrlError,
     },
     /// The token endpoint refused the request.
     #[error("the token endpoint answered {status}{}", error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default())]

@@ -6,7 +6,6 @@ use base64::Engine as _;
 
 use super::AuthError;
 use super::metadata::ServerMetadata;
-use crate::text::{FRAGMENT_LIMIT, cut};
 
 /// How a client authenticates at the token endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +182,21 @@ pub fn encode(value: &str) -> String {
     out
 }
 
+/// The longest OAuth error code shown.
+const MAX_ERROR_CODE: usize = 64;
+
+/// `error` as an OAuth error code when it looks like one (lower-case letters, digits and
+/// `_`, at most 64 bytes, as every registered code is); anything else is not shown: a
+/// server may put any text there, a secret it was sent included.
+pub fn error_code(error: &str) -> Option<&str> {
+    (!error.is_empty()
+        && error.len() <= MAX_ERROR_CODE
+        && error
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
+    .then_some(error)
+}
+
 /// A token endpoint's successful answer. Its `Debug` never shows the tokens.
 #[derive(Clone, PartialEq, Eq, serde::Deserialize)]
 #[non_exhaustive]
@@ -226,7 +240,7 @@ pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
         }
         let error = serde_json::from_slice::<Refusal>(body)
             .ok()
-            .map(|r| cut(&r.error, FRAGMENT_LIMIT).into_owned());
+            .and_then(|r| error_code(&r.error).map(str::to_owned));
         return Err(AuthError::TokenRefused { status, error });
     }
     let token: Token = serde_json::from_slice(body).map_err(|_| AuthError::Document {

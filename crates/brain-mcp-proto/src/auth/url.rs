@@ -23,6 +23,12 @@ pub enum UrlError {
     /// User information (`user:password@`) is never accepted in these URLs.
     #[error("carries user information")]
     UserInfo,
+    /// Whitespace, control characters, quotes, angle brackets, backslashes or a fragment.
+    #[error("holds characters a URL for authorization may not")]
+    Unsafe,
+    /// Plain `http` to a host that is neither loopback nor the server's own.
+    #[error("is not https")]
+    Insecure,
 }
 
 impl HttpUrl {
@@ -101,9 +107,75 @@ impl HttpUrl {
     }
 }
 
+/// Whether an authorization URL a peer named may be used for a server at `server`: an
+/// absolute URL without whitespace, control characters, quotes, angle brackets,
+/// backslashes or a fragment, over `https`, or over `http` only to a loopback host or to
+/// the server's own origin (an `http` server configured so by its operator). A URL that
+/// fails is never fetched, posted to, or shown to a user.
+pub fn check_endpoint(url: &str, server: &HttpUrl) -> Result<HttpUrl, UrlError> {
+    if url.chars().any(|c| {
+        c.is_whitespace() || c.is_control() || matches!(c, '"' | '<' | '>' | '\\' | '`' | '#')
+    }) {
+        return Err(UrlError::Unsafe);
+    }
+    let parsed = HttpUrl::parse(url)?;
+    if parsed.scheme == "https" || parsed.is_loopback() || parsed.origin() == server.origin() {
+        Ok(parsed)
+    } else {
+        Err(UrlError::Insecure)
+    }
+}
+
+impl HttpUrl {
+    /// Whether the host is `localhost`, a `*.localhost` name, `127.x.x.x` or `[::1]`.
+    pub fn is_loopback(&self) -> bool {
+        let host = match self.authority.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or_default(),
+            None => self.authority.split(':').next().unwrap_or_default(),
+        };
+        host == "localhost"
+            || host.ends_with(".localhost")
+            || host == "::1"
+            || host.strip_prefix("127.").is_some_and(|rest| {
+                rest.split('.').count() == 3 && rest.split('.').all(|p| p.parse::<u8>().is_ok())
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endpoints_a_peer_names() {
+        let server = HttpUrl::parse("https://mcp.example.com/mcp").unwrap();
+        assert!(check_endpoint("https://auth.example.com/token", &server).is_ok());
+        assert!(check_endpoint("http://127.0.0.1:8080/token", &server).is_ok());
+        assert!(check_endpoint("http://localhost:3000/authorize", &server).is_ok());
+        assert!(check_endpoint("http://[::1]:3000/authorize", &server).is_ok());
+        assert_eq!(
+            check_endpoint("http://auth.example.com/token", &server).unwrap_err(),
+            UrlError::Insecure
+        );
+        assert_eq!(
+            check_endpoint("http://127.0.0.1.evil.com/x", &server).unwrap_err(),
+            UrlError::Insecure
+        );
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "ms-msdt:x",
+            "https://a.example/x y",
+            "https://a.example/x#frag",
+            "https://a.example/\"x",
+        ] {
+            assert!(check_endpoint(bad, &server).is_err(), "{bad}");
+        }
+        // An http server's own origin, as its operator configured it.
+        let plain = HttpUrl::parse("http://mcp.internal/mcp").unwrap();
+        assert!(check_endpoint("http://mcp.internal/token", &plain).is_ok());
+        assert!(check_endpoint("http://other.internal/token", &plain).is_err());
+    }
 
     #[test]
     fn canonical_forms() {
