@@ -142,3 +142,92 @@ async fn a_declined_approval_fails_before_the_tool_is_called() {
     assert!(auth.token_requests().is_empty());
     assert_eq!(server.stats().count("tools/call"), 0);
 }
+
+/// A host's store: a map, shared by every "run".
+#[derive(Default)]
+struct MemoryStore(
+    Mutex<std::collections::HashMap<(Option<String>, String), brain_mcp_bind::StoredTokens>>,
+);
+
+#[async_trait]
+impl brain_mcp_bind::TokenStore for MemoryStore {
+    async fn load(
+        &self,
+        principal: Option<&str>,
+        server_url: &str,
+    ) -> Option<brain_mcp_bind::StoredTokens> {
+        let key = (principal.map(str::to_owned), server_url.to_owned());
+        self.0.lock().expect("store").get(&key).cloned()
+    }
+    async fn save(
+        &self,
+        principal: Option<&str>,
+        server_url: &str,
+        tokens: brain_mcp_bind::StoredTokens,
+    ) {
+        let key = (principal.map(str::to_owned), server_url.to_owned());
+        self.0.lock().expect("store").insert(key, tokens);
+    }
+}
+
+#[tokio::test]
+async fn a_token_store_carries_a_delegation_across_restarts() {
+    let auth = TestAuthServer::start(AuthConfig::new("", "public-client", "unused"));
+    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+    auth.configure(|c| {
+        c.resource = server.url();
+        c.refresh_tokens = true;
+    });
+    let store = Arc::new(MemoryStore::default());
+    let carol = user(true);
+    let client = || {
+        OAuthClient::delegated(carol.clone(), REDIRECT)
+            .with_client("public-client", None)
+            .for_principal("carol")
+            .with_token_store(store.clone())
+    };
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    let run = |call_id: &'static str| {
+        let h = Harness::new();
+        h.executor
+            .set_credentials(Some(Arc::new(ForUser(client()))));
+        let echo = echo.clone();
+        async move {
+            let out = call(&h, &echo, call_id, json!({"text": "hi"})).await;
+            h.flush().await;
+            out
+        }
+    };
+    // The first run: the user approves; the tokens are saved.
+    let out = run("c1").await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(carol.prompts.lock().expect("prompts").len(), 1);
+    let saved = store
+        .0
+        .lock()
+        .expect("store")
+        .values()
+        .next()
+        .cloned()
+        .expect("saved tokens");
+    assert_eq!(saved.issuer, auth.url());
+    assert!(saved.refresh_token.is_some() && saved.access_token.is_some());
+    assert!(
+        !format!("{saved:?}").contains("refresh-"),
+        "Debug shows no token"
+    );
+    // A restart (a new client): the saved access token is sent at once.
+    let challenges = auth.challenges().len();
+    let out = run("c2").await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(auth.challenges().len(), challenges, "no 401 first");
+    assert_eq!(auth.token_requests().len(), 1);
+    // Another restart after the token was revoked: the saved refresh token gets a new
+    // one, without the user.
+    auth.revoke_all();
+    let out = run("c3").await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(carol.prompts.lock().expect("prompts").len(), 1);
+    let last = auth.token_requests().pop().expect("a token request");
+    assert_eq!(last.form("grant_type").as_deref(), Some("refresh_token"));
+}

@@ -352,7 +352,8 @@ async fn oauth_secrets_never_appear_even_at_trace(capture: &Capture) {
         .with_client(
             "obs-client",
             Some(ClientProof::Secret(Secret::new(CLIENT_SECRET))),
-        );
+        )
+        .pinned_to(auth.url());
     let mut results = Vec::new();
     for client in [machine, user] {
         let mcp = McpClient::new().expect("client");

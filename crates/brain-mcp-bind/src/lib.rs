@@ -42,7 +42,7 @@ mod text;
 
 pub use auth::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
-    OAuthClient,
+    OAuthClient, StoredTokens, TokenStore,
 };
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};

@@ -75,6 +75,59 @@ pub struct OAuthClient {
     pub(crate) delegated: Option<Delegated>,
     /// A secret may go to whichever authorization server the server names (test suites).
     pub(crate) trust_server_metadata: bool,
+    /// Where tokens are kept between runs, if the host keeps them.
+    pub(crate) store: Option<Store>,
+}
+
+/// A host's token store, shared by clones.
+#[derive(Clone)]
+pub(crate) struct Store(pub(crate) Arc<dyn TokenStore>);
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
+}
+
+/// The tokens of one principal at one server, as a host keeps them between runs.
+/// `Debug` shows neither token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredTokens {
+    /// The authorization server that issued them: a refresh token goes back there only.
+    pub issuer: String,
+    /// The access token, if still worth keeping.
+    pub access_token: Option<Secret>,
+    /// When the access token expires, if it does.
+    pub expires_at: Option<std::time::SystemTime>,
+    /// The refresh token, if any.
+    pub refresh_token: Option<Secret>,
+    /// The scope granted, if known.
+    pub scope: Option<String>,
+}
+
+impl StoredTokens {
+    /// Tokens from `issuer`, none yet.
+    pub fn new(issuer: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into(),
+            access_token: None,
+            expires_at: None,
+            refresh_token: None,
+            scope: None,
+        }
+    }
+}
+
+/// Where a host keeps tokens per principal and server, so a user's delegation survives a
+/// restart. Brain loads them the first time a server needs a token and saves every token
+/// it gets; a store that forgets costs only a new token request (or a new approval).
+#[async_trait]
+pub trait TokenStore: Send + Sync + 'static {
+    /// The tokens kept for `principal` at the server at `server_url`, if any.
+    async fn load(&self, principal: Option<&str>, server_url: &str) -> Option<StoredTokens>;
+    /// Keeps `tokens` for `principal` at the server at `server_url`.
+    async fn save(&self, principal: Option<&str>, server_url: &str, tokens: StoredTokens);
 }
 
 impl OAuthClient {
@@ -112,6 +165,7 @@ impl OAuthClient {
             principal: None,
             delegated: None,
             trust_server_metadata: false,
+            store: None,
         }
     }
 
@@ -144,6 +198,7 @@ impl OAuthClient {
             scopes: Vec::new(),
             principal: None,
             trust_server_metadata: false,
+            store: None,
             delegated: Some(Delegated {
                 handler,
                 redirect_uri: redirect_uri.into(),
@@ -176,6 +231,13 @@ impl OAuthClient {
         if let Some(d) = self.delegated.as_mut() {
             d.metadata_document = Some(url.into());
         }
+        self
+    }
+
+    /// Tokens kept in `store` between runs (loaded when first needed, saved as got).
+    #[must_use]
+    pub fn with_token_store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = Some(Store(store));
         self
     }
 
@@ -245,6 +307,7 @@ impl OAuthClient {
 /// What a call to a server authenticates with.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // one per call, moved once: a box would only add an allocation
 pub enum Credential {
     /// The binding's own (`token_env`, `oauth`, or nothing).
     FromBinding,

@@ -3,11 +3,14 @@
 //! registered client's secret), so a server that echoes one of them back is redacted.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use brain_mcp_proto::auth::Token;
 use brain_mcp_proto::text::Secrets;
 use brain_mcp_transport::BearerToken;
+use brain_tools_core::Secret;
+
+use super::given::StoredTokens;
 
 /// A token this close to its expiry (or a quarter of its lifetime, if shorter) is renewed
 /// before it is used.
@@ -65,6 +68,45 @@ impl Held {
             scope: token.scope.clone().or(asked),
             issuer: issuer.to_owned(),
         }
+    }
+
+    /// Tokens a host kept; `None` when they hold no access token worth sending and no
+    /// refresh token.
+    pub(super) fn from_stored(stored: StoredTokens) -> Option<Self> {
+        let expires = stored.expires_at.map(|at| {
+            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+            let now = Instant::now();
+            (
+                now.checked_add(left).unwrap_or(now),
+                RENEW_MARGIN.min(left / 4),
+            )
+        });
+        let token = stored.access_token.map(|t| BearerToken::new(t.expose()));
+        let mut held = Self {
+            token: token
+                .clone()
+                .unwrap_or_else(|| BearerToken::new(String::new())),
+            expires,
+            refresh: stored.refresh_token.map(|r| r.expose().to_owned()),
+            scope: stored.scope,
+            issuer: stored.issuer,
+        };
+        if token.is_none() {
+            held.refuse();
+        }
+        (token.is_some() || held.refresh.is_some()).then_some(held)
+    }
+
+    /// What a host keeps of it.
+    pub(super) fn to_stored(&self) -> StoredTokens {
+        let mut stored = StoredTokens::new(self.issuer.clone());
+        stored.access_token = Some(Secret::new(self.token.expose()));
+        stored.expires_at = self
+            .expires
+            .map(|(at, _)| SystemTime::now() + at.saturating_duration_since(Instant::now()));
+        stored.refresh_token = self.refresh.as_deref().map(Secret::new);
+        stored.scope = self.scope.clone();
+        stored
     }
 
     /// Whether it may be sent now.

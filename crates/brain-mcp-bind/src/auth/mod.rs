@@ -26,7 +26,7 @@ use brain_mcp_transport::{BearerToken, HttpClient};
 pub(crate) use credentials::Credentials;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
-    OAuthClient,
+    OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
 
@@ -55,6 +55,8 @@ struct Flight {
     registered: HashMap<String, Credentials>,
     /// The last failure and when, held for [`FAILURE_HOLD`].
     failed: Option<(Instant, String)>,
+    /// Whether the host's store was asked.
+    loaded: bool,
 }
 
 impl Flight {
@@ -131,6 +133,7 @@ impl Authorizer {
             return Ok(Some(token));
         }
         let mut flight = self.flight.lock().await;
+        self.load(&mut flight, server).await;
         if let Some(token) = self.bearer() {
             return Ok(Some(token));
         }
@@ -157,6 +160,7 @@ impl Authorizer {
         step_up: Option<String>,
     ) -> Result<BearerToken, String> {
         let mut flight = self.flight.lock().await;
+        self.load(&mut flight, server).await;
         if step_up.is_none()
             && let Some(token) = self.bearer()
             && Some(&token) != refused
@@ -238,9 +242,54 @@ impl Authorizer {
         self.get(http, flight, server, wanted).await
     }
 
+    /// Once, the tokens the host's store kept for this server (when nothing is held).
+    async fn load(&self, flight: &mut Flight, server: &HttpUrl) {
+        if std::mem::replace(&mut flight.loaded, true) || self.held().is_some() {
+            return;
+        }
+        let Some(store) = &self.client.store else {
+            return;
+        };
+        let principal = self.client.principal.as_deref();
+        if let Some(held) = store
+            .0
+            .load(principal, &server.canonical())
+            .await
+            .and_then(Held::from_stored)
+        {
+            *lock(&self.held) = Some(held);
+        }
+    }
+
+    /// Hands the token held to the host's store, if any.
+    async fn save(&self, server: &HttpUrl) {
+        let (Some(store), Some(held)) = (&self.client.store, self.held()) else {
+            return;
+        };
+        let principal = self.client.principal.as_deref();
+        store
+            .0
+            .save(principal, &server.canonical(), held.to_stored())
+            .await;
+    }
+
     /// A new token: by refresh token when one is held and works, else by the client's
-    /// grant (client credentials, or the user's approval).
+    /// grant (client credentials, or the user's approval); saved to the host's store.
     async fn get(
+        &self,
+        http: &HttpClient,
+        flight: &mut Flight,
+        server: &HttpUrl,
+        scope: Option<String>,
+    ) -> Result<BearerToken, String> {
+        let token = self.fetch(http, flight, server, scope).await?;
+        self.save(server).await;
+        Ok(token)
+    }
+
+    /// A new token: by refresh token when one is held and works, else by the client's
+    /// grant.
+    async fn fetch(
         &self,
         http: &HttpClient,
         flight: &mut Flight,
