@@ -53,3 +53,4 @@ mod stdio_latency;
 mod stdio_peers;
 mod stdio_python;
 mod stdio_support;
+mod stdio_tree;

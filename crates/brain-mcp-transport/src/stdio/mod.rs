@@ -14,8 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod child;
+mod group;
 
 pub use child::{CLOSE_GRACE, ChildLink, Inbox, OnEnd, UNANSWERED_DEADLINE};
+pub use group::GROUP_GRACE;
+use group::Group;
 
 use brain_mcp_proto::jsonrpc::Inbound;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -139,6 +142,8 @@ pub struct StdioProcess {
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Ring>>,
     stderr_task: Option<JoinHandle<()>>,
+    /// The process group the child leads, ended with it.
+    group: Group,
     max_line: usize,
     close_grace: Duration,
     skipped: u64,
@@ -158,6 +163,9 @@ impl StdioProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group: the whole tree it starts ends with it (`group`).
+        #[cfg(unix)]
+        cmd.process_group(0);
         if config.clear_env {
             cmd.env_clear();
         }
@@ -173,6 +181,7 @@ impl StdioProcess {
             source,
         };
         let mut child = cmd.spawn().map_err(spawn_err)?;
+        let group = Group::led_by(child.id());
         let missing = || spawn_err(std::io::Error::other("a pipe was not created"));
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;
@@ -194,6 +203,7 @@ impl StdioProcess {
         });
         Ok(Self {
             child,
+            group,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr: ring,
@@ -323,16 +333,20 @@ impl StdioProcess {
     }
 
     /// Ends the child gracefully: closes stdin, waits up to the grace period, then
-    /// kills it. Returns its exit status.
+    /// kills it; whatever else its process group still holds gets SIGTERM, then SIGKILL
+    /// after [`GROUP_GRACE`]. Returns the child's exit status.
     pub async fn close(mut self) -> Result<ExitStatus, StdioError> {
         drop(self.stdin.take());
         let status = match tokio::time::timeout(self.close_grace, self.child.wait()).await {
             Ok(status) => status.map_err(StdioError::Io)?,
             Err(_) => {
+                // The group first (SIGTERM), the leader at once if it is still there.
+                self.group.end();
                 self.child.start_kill().map_err(StdioError::Io)?;
                 self.child.wait().await.map_err(StdioError::Io)?
             }
         };
+        self.group.end();
         // Let the stderr reader catch the last output, briefly.
         if let Some(task) = self.stderr_task.take() {
             let _ = tokio::time::timeout(Duration::from_millis(100), task).await;
@@ -343,7 +357,9 @@ impl StdioProcess {
 
 impl Drop for StdioProcess {
     fn drop(&mut self) {
-        // `kill_on_drop` ends the child; the stderr reader must not outlive us.
+        // The rest of the tree; `kill_on_drop` ends the child itself. The stderr reader
+        // must not outlive us.
+        self.group.end();
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }

@@ -184,3 +184,91 @@ async fn a_taken_sender_writes_from_another_task_and_closes_stdin_when_dropped()
     assert!(status.success());
     assert!(stderr.text().contains("got m"), "{}", stderr.text());
 }
+
+/// Whether process `pid` runs (a zombie waiting to be reaped counts as gone).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(") ")
+                .map(|(_, rest)| !rest.starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// A wrapper shell that starts a hung grandchild (its pid written to a file), then
+/// `then`: `wait` (the wrapper hangs too) or `exit` (it leaves the grandchild behind).
+fn wrapped(then: &str) -> (StdioProcess, u32) {
+    let file = std::env::temp_dir().join(format!(
+        "brain-group-{}-{}-{}",
+        std::process::id(),
+        then.replace(' ', "_"),
+        rand_suffix()
+    ));
+    let script = format!("sleep 300 & echo $! > {}; {then}", file.display());
+    let mut cfg = StdioConfig::new("sh").args(["-c", &script]);
+    cfg.close_grace = Duration::from_millis(300);
+    let p = StdioProcess::spawn(cfg).expect("sh runs");
+    let until = Instant::now() + Duration::from_secs(5);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            Instant::now() < until,
+            "the wrapper never started its grandchild"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = std::fs::remove_file(&file);
+    assert!(running(pid));
+    (p, pid)
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+async fn gone_within(pid: u32, within: Duration) -> bool {
+    let until = Instant::now() + within;
+    while Instant::now() < until {
+        if !running(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    !running(pid)
+}
+
+#[tokio::test]
+async fn closing_a_wrapped_child_ends_its_whole_tree() {
+    // The wrapper hangs on its grandchild: neither survives the close.
+    let (p, grandchild) = wrapped("wait");
+    let _ = p.close().await;
+    assert!(
+        gone_within(grandchild, Duration::from_secs(5)).await,
+        "the grandchild survived close"
+    );
+    // The wrapper exits at once, leaving its grandchild behind: the group still ends.
+    let (p, grandchild) = wrapped("exit 0");
+    let _ = p.close().await;
+    assert!(
+        gone_within(grandchild, Duration::from_secs(5)).await,
+        "the orphan survived close"
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_wrapped_child_ends_its_whole_tree() {
+    let (p, grandchild) = wrapped("wait");
+    drop(p);
+    assert!(
+        gone_within(grandchild, Duration::from_secs(5)).await,
+        "the grandchild survived drop"
+    );
+}
