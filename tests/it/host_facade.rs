@@ -128,7 +128,8 @@ async fn a_slow_consumer_loses_progress_counted_but_never_the_result() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let mut progress = 0;
     let mut result = None;
-    while let Some(event) = handle.next().await {
+    // Through `Stream` (the inherent `next` would shadow it).
+    while let Some(event) = futures_util::StreamExt::next(&mut handle).await {
         match event {
             ToolEvent::Progress(_) => progress += 1,
             ToolEvent::Result(r) => result = Some(r),
@@ -170,4 +171,69 @@ async fn a_call_ends_by_its_own_deadline_or_a_parent_token() {
     );
     assert_eq!(result.unknown_outcome, Some(true));
     assert!(host.shutdown(Duration::from_secs(10)).await);
+}
+
+#[tokio::test]
+async fn a_session_token_survives_the_calls_it_watches_and_handles_are_streams() {
+    let server = locked_server();
+    let host = host_with(&server.url());
+    host.add_server(managed(&server.url())).await.expect("adds");
+    // One token for the whole session: a call that ends, or whose handle is dropped or
+    // cancelled, never fires it.
+    let session = CancellationToken::new();
+    let mut handle = host.call_with(
+        "steps",
+        ToolCall::new(TENANT, "s", "c-stream", json!({"steps": 2})),
+        session.clone(),
+    );
+    let mut events = Vec::new();
+    // Through `Stream` (the inherent `next` would shadow it).
+    while let Some(event) = futures_util::StreamExt::next(&mut handle).await {
+        events.push(serde_json::to_value(&event).expect("event JSON"));
+    }
+    assert_eq!(
+        events.len(),
+        3,
+        "two progress events, then the result: {events:?}"
+    );
+    assert_eq!(events[2]["type"], "tool.result");
+    drop(handle);
+    let dropped = host.call_with(
+        "hang",
+        ToolCall::new(TENANT, "s", "c-dropped", json!({})),
+        session.clone(),
+    );
+    dropped.cancel();
+    drop(dropped);
+    assert!(!session.is_cancelled(), "the caller's token was fired");
+    // It still cancels what it watches.
+    let watched = host.call_with(
+        "hang",
+        ToolCall::new(TENANT, "s", "c-w", json!({})),
+        session.clone(),
+    );
+    session.cancel();
+    assert_eq!(
+        watched
+            .result()
+            .await
+            .error
+            .map(|e| e.kind.as_str().to_owned())
+            .as_deref(),
+        Some("cancelled")
+    );
+    assert!(host.shutdown(Duration::from_secs(10)).await);
+}
+
+#[test]
+fn a_call_outside_a_runtime_says_so_instead_of_panicking() {
+    let host = host_with("http://127.0.0.1:9/mcp");
+    let handle = host.call("cfg_echo", ToolCall::new(TENANT, "s", "c-no-rt", json!({})));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let result = rt.block_on(handle.result());
+    let error = result.error.expect("a failure");
+    assert_eq!(error.kind.as_str(), "cancelled");
+    assert!(error.message.contains("Tokio runtime"), "{}", error.message);
 }

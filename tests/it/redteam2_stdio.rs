@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use brain_mcp_bind::{
-    ClientConfig, HostConfig, ManagedServer, Refusal, Responder, ToolCall, ToolHost, ToolSpec,
+    ClientConfig, HostConfig, ManagedServer, Refusal, Responder, ServerRequest, ToolCall, ToolHost,
+    ToolSpec,
 };
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::stdio_support::{Outcome, assert_failure, call_as, wait_gone};
@@ -220,7 +220,7 @@ struct Accept;
 
 #[async_trait]
 impl Responder for Accept {
-    async fn answer(&self, _method: &str, _params: Option<&RawValue>) -> Result<Value, Refusal> {
+    async fn answer(&self, _request: &ServerRequest<'_>) -> Result<Value, Refusal> {
         Ok(json!({"action": "accept", "content": {}}))
     }
 }

@@ -5,11 +5,10 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use brain_mcp_bind::{McpClient, McpExecutor, Refusal, Responder};
+use brain_mcp_bind::{McpClient, McpExecutor, Refusal, Responder, ServerRequest};
 use brain_mcp_proto::jsonrpc::ErrorCode;
 use brain_tests::server::{Era, ServerConfig, TestServer};
 use brain_tools_core::{NoProgress, ToolCall, run_call};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -23,15 +22,18 @@ struct Confirming {
 
 #[async_trait]
 impl Responder for Confirming {
-    async fn answer(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
-        let params = params
+    async fn answer(&self, request: &ServerRequest<'_>) -> Result<Value, Refusal> {
+        let params = request
+            .params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
+        // Whose call it is comes with every request.
+        let whose = format!("{}/{}/{}", request.tenant, request.call_id, request.tool);
         self.asked
             .lock()
             .expect("the log")
-            .push((method.to_owned(), params));
-        match method {
+            .push((format!("{whose} {}", request.method), params));
+        match request.method {
             "elicitation/create" => Ok(json!({"action": "accept", "content": {"ok": true}})),
             other => Err(Refusal::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -71,7 +73,10 @@ async fn a_handshake_era_elicitation_reaches_the_responder_and_its_answer_the_se
     assert_eq!(result["content"][0]["text"], "accepted: {\"ok\":true}");
     let asked = responder.asked.lock().expect("the log").clone();
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0].0, "elicitation/create");
+    assert_eq!(
+        asked[0].0,
+        format!("{TENANT}/r-1/elicit elicitation/create")
+    );
     assert_eq!(asked[0].1["message"], "Proceed with the action?");
     // The client declared the capability it answers for.
     let stats = server.stats();

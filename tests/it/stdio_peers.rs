@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use brain_mcp_bind::{
-    ClientConfig, Era, HostConfig, ManagedServer, Refusal, Responder, ToolHost, ToolSpec,
+    ClientConfig, Era, HostConfig, ManagedServer, Refusal, Responder, ServerRequest, ToolHost,
+    ToolSpec,
 };
 use brain_mcp_proto::jsonrpc::ErrorCode;
 use brain_tests::peers::Peer;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::stdio_support::{TENANT, assert_failure, call, host, python};
@@ -111,9 +111,12 @@ struct Confirming {
 
 #[async_trait]
 impl Responder for Confirming {
-    async fn answer(&self, method: &str, _params: Option<&RawValue>) -> Result<Value, Refusal> {
-        self.asked.lock().expect("log").push(method.to_owned());
-        match method {
+    async fn answer(&self, request: &ServerRequest<'_>) -> Result<Value, Refusal> {
+        self.asked
+            .lock()
+            .expect("log")
+            .push(request.method.to_owned());
+        match request.method {
             "elicitation/create" => Ok(json!({"action": "accept", "content": {"ok": true}})),
             other => Err(Refusal::new(
                 ErrorCode::METHOD_NOT_FOUND,

@@ -43,6 +43,21 @@ pub(crate) fn run() -> Result<(), String> {
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
     }
+    // The library without its programs builds with the features it asks for (no signal
+    // handling, no log formatting): what a service embedding it gets.
+    cmd::run(
+        &cargo,
+        &[
+            "check",
+            "--locked",
+            "-q",
+            "-p",
+            "brain-mcp-bind",
+            "--no-default-features",
+            "--lib",
+        ],
+        &[],
+    )?;
     // The one optional feature with code of its own: the OpenTelemetry trace context.
     cmd::run(
         &cargo,

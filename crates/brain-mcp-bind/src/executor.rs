@@ -141,7 +141,10 @@ impl McpExecutor {
         let calling = Calling {
             client,
             identity,
-            asker: Asker(self.responder.as_deref()),
+            asker: Asker {
+                responder: self.responder.as_deref(),
+                ctx,
+            },
             request: &request,
             ctx,
             budget: read_budget(ctx.binding.max_output_bytes()),

@@ -21,7 +21,44 @@ pub trait Responder: Send + Sync {
         ClientCapabilities::default().with_elicitation()
     }
 
-    /// The result for request `method` with `params` (an `ElicitResult`, a
-    /// `CreateMessageResult`, a `ListRootsResult`), or a refusal.
-    async fn answer(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal>;
+    /// The result for `request` (an `ElicitResult`, a `CreateMessageResult`, a
+    /// `ListRootsResult`), or a refusal. The request says whose call it belongs to, so
+    /// the right user is asked.
+    async fn answer(&self, request: &ServerRequest<'_>) -> Result<Value, Refusal>;
+}
+
+/// A server's request for input during a call, with the call it belongs to.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ServerRequest<'a> {
+    /// The tenant whose call it is.
+    pub tenant: &'a str,
+    /// The call's id (its events carry it).
+    pub call_id: &'a str,
+    /// The tool called, by the name the model sees.
+    pub tool: &'a str,
+    /// The request's method, such as `elicitation/create`.
+    pub method: &'a str,
+    /// Its parameters, as the server sent them.
+    pub params: Option<&'a RawValue>,
+}
+
+impl<'a> ServerRequest<'a> {
+    /// A request of `method` with `params` during `tenant`'s call `call_id` of `tool`
+    /// (for tests of a responder).
+    pub fn new(
+        tenant: &'a str,
+        call_id: &'a str,
+        tool: &'a str,
+        method: &'a str,
+        params: Option<&'a RawValue>,
+    ) -> Self {
+        Self {
+            tenant,
+            call_id,
+            tool,
+            method,
+            params,
+        }
+    }
 }

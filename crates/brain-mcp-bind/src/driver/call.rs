@@ -16,17 +16,30 @@ use brain_mcp_transport::TransportError;
 
 use super::request::ended;
 use crate::observe;
-use crate::responder::Responder;
+use crate::responder::{Responder, ServerRequest};
 
-/// Who answers a server's requests for user input: the executor's responder, or nobody
-/// (a refusal: Brain's bindings have no user).
+/// Who answers a server's requests for user input during one call: the executor's
+/// responder, told whose call it is, or nobody (a refusal: Brain's bindings have no user).
 #[derive(Clone, Copy)]
-pub(crate) struct Asker<'a>(pub(crate) Option<&'a dyn Responder>);
+pub(crate) struct Asker<'a> {
+    pub(crate) responder: Option<&'a dyn Responder>,
+    pub(crate) ctx: &'a ExecContext<'a>,
+}
 
 impl Asker<'_> {
     async fn ask(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
-        match self.0 {
-            Some(responder) => responder.answer(method, params).await,
+        match self.responder {
+            Some(responder) => {
+                let call = self.ctx.call;
+                let request = ServerRequest {
+                    tenant: &call.tenant,
+                    call_id: &call.call_id,
+                    tool: self.ctx.binding.name(),
+                    method,
+                    params,
+                };
+                responder.answer(&request).await
+            }
             None => Err(Refusal::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("{method} is not supported: this client has no user to ask"),

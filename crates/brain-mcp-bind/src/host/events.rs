@@ -98,6 +98,8 @@ impl CallHandle {
     }
 
     /// Waits for the result, skipping progress events not read yet.
+    ///
+    /// `CallHandle` is also a [`Stream`](futures_util::Stream) of the same events.
     pub async fn result(mut self) -> ToolResultEvent {
         let call_id = self.call_id.clone();
         let Some(result) = self.result.take() else {
@@ -132,6 +134,34 @@ fn lost(call_id: &str) -> ToolResultEvent {
         "the call was stopped before it had a result (the runtime is shutting down)",
         true,
     )
+}
+
+impl futures_util::Stream for CallHandle {
+    type Item = ToolEvent;
+
+    /// The events of [`CallHandle::next`], as a stream: progress, then the result.
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<ToolEvent>> {
+        use std::task::Poll;
+        // The progress channel closes when the call is over; the result follows.
+        match self.progress.poll_recv(cx) {
+            Poll::Ready(Some(event)) => return Poll::Ready(Some(ToolEvent::Progress(event))),
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => {}
+        }
+        let Some(result) = self.result.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match std::pin::Pin::new(result).poll(cx) {
+            Poll::Ready(outcome) => {
+                self.result = None;
+                Poll::Ready(outcome.ok().map(ToolEvent::Result))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 #[cfg(test)]

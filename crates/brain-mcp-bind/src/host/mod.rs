@@ -450,8 +450,14 @@ impl ToolHost {
         self.call_with(name, call, CancellationToken::new())
     }
 
-    /// [`Self::call`], cancelled also when `cancel` (or a parent of it) fires.
+    /// [`Self::call`], cancelled also when `cancel` (or a parent of it) fires. The call
+    /// only listens to `cancel`: dropping or cancelling its handle ends this call and
+    /// never fires `cancel`, so one token may watch a whole session.
+    ///
+    /// Outside a Tokio runtime the call cannot start: its handle yields a `cancelled`
+    /// result saying so, at once.
     pub fn call_with(&self, name: &str, call: ToolCall, cancel: CancellationToken) -> CallHandle {
+        let cancel = cancel.child_token();
         let route = self
             .inner
             .routes
@@ -463,9 +469,19 @@ impl ToolHost {
         let (sink, progress) = ChannelSink::new(self.inner.progress_buffer.load(Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         let handle = CallHandle::new(call.call_id.clone(), &sink, progress, rx, cancel.clone());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            drop(sink);
+            let _ = tx.send(ToolResultEvent::failure(
+                &call.call_id,
+                ErrorKind::Cancelled,
+                "ToolHost::call needs a Tokio runtime: call it from inside one",
+                false,
+            ));
+            return handle;
+        };
         let inner = self.inner.clone();
         let name = name.to_owned();
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             let result = match route {
                 Some(route) => {
                     let executor = RouteExecutor {

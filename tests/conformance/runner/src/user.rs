@@ -6,9 +6,8 @@
 //! this is the one the conformance scenarios that ask for input get.
 
 use async_trait::async_trait;
-use brain_mcp_bind::{Refusal, Responder};
+use brain_mcp_bind::{Refusal, Responder, ServerRequest};
 use brain_mcp_proto::jsonrpc::ErrorCode;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// Accepts form elicitations with the schema's defaults, lists no roots, and refuses
@@ -18,7 +17,8 @@ pub(crate) struct DefaultsResponder;
 
 #[async_trait]
 impl Responder for DefaultsResponder {
-    async fn answer(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
+    async fn answer(&self, request: &ServerRequest<'_>) -> Result<Value, Refusal> {
+        let (method, params) = (request.method, request.params);
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
@@ -87,15 +87,18 @@ fn field_default(property: &Value) -> Option<Value> {
 mod tests {
     use super::*;
 
-    fn raw(value: &Value) -> Box<RawValue> {
-        serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    fn raw(value: &Value) -> Box<serde_json::value::RawValue> {
+        serde_json::value::to_raw_value(value)
+            .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
     }
 
     fn answer(method: &str, params: &Value) -> Result<Value, Refusal> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("a runtime");
-        rt.block_on(DefaultsResponder.answer(method, Some(&raw(params))))
+        let params = raw(params);
+        let request = ServerRequest::new("t", "c", "tool", method, Some(&params));
+        rt.block_on(DefaultsResponder.answer(&request))
     }
 
     #[test]
