@@ -1,5 +1,5 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
-//! house rules, clippy, rustdoc, the fuzz targets' type-check, every test once, the short
+//! house rules, clippy, rustdoc, packaging the library crates, the fuzz targets' type-check, every test once, the short
 //! soak, the instructions-per-call guard, the conformance suite and interop. Fuzzing itself (`cargo xtask fuzz`) is not part of it:
 //! its instrumented nightly build alone takes longer than the rest of CI.
 
@@ -28,6 +28,27 @@ pub(crate) fn run() -> Result<(), String> {
         &cargo,
         &["doc", "--workspace", "--no-deps", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    // The library crates are packages a service can depend on: each packs with its
+    // metadata and builds from its own package (the test harness, benchmark, runner and
+    // xtask are the workspace's tools, never published).
+    cmd::run(
+        &cargo,
+        &[
+            "package",
+            "--workspace",
+            "--exclude",
+            "brain-tests",
+            "--exclude",
+            "brain-bench",
+            "--exclude",
+            "brain-conformance",
+            "--exclude",
+            "xtask",
+            "--locked",
+            "--allow-dirty",
+        ],
+        &[],
     )?;
     // The fuzz targets live in their own workspace (running them needs nightly); here CI
     // only makes sure they still compile on stable against the current APIs.
