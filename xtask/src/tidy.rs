@@ -171,7 +171,15 @@ fn table_names(manifest: &str, tables: &[&str]) -> Vec<String> {
     for line in manifest.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            in_deps = tables.contains(&line);
+            // `[target.'cfg(unix)'.dependencies]` is a `[dependencies]` table too.
+            let table = match line.strip_prefix("[target.") {
+                Some(rest) => rest
+                    .rsplit_once("'.")
+                    .or_else(|| rest.rsplit_once("\"."))
+                    .map_or(line.to_owned(), |(_, kind)| format!("[{kind}")),
+                None => line.to_owned(),
+            };
+            in_deps = tables.contains(&table.as_str());
             continue;
         }
         if in_deps && let Some((name, _)) = line.split_once(['=', '.']) {
@@ -187,6 +195,13 @@ fn table_names(manifest: &str, tables: &[&str]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn target_tables_count_as_dependencies() {
+        let manifest = "[dependencies]\na = 1\n[target.'cfg(unix)'.dependencies]\nnix.workspace = true\n\
+                        [target.\"cfg(windows)\".dev-dependencies]\nw = 1\n[features]\nx = []\n";
+        assert_eq!(dependency_names(manifest), ["a", "nix", "w"]);
+    }
 
     #[test]
     fn allows_need_a_reason() {
