@@ -82,7 +82,106 @@ impl Default for ClientConfig {
     }
 }
 
+/// A builder in all but name: start from `ClientConfig::default()` and chain `with_*`
+/// (the fields stay public for reading, and for code that sets them one by one).
 impl ClientConfig {
+    /// This configuration with whether the platform's root certificates are trusted set to `value` (see [`Self::native_roots`]).
+    #[must_use]
+    pub fn with_native_roots(mut self, value: bool) -> Self {
+        self.native_roots = value;
+        self
+    }
+
+    /// This configuration with the bound on DNS plus TCP connect set to `value` (see [`Self::connect_timeout`]).
+    #[must_use]
+    pub fn with_connect_timeout(mut self, value: Duration) -> Self {
+        self.connect_timeout = value;
+        self
+    }
+
+    /// This configuration with how long an idle pooled connection is kept set to `value` (see [`Self::pool_idle_timeout`]).
+    #[must_use]
+    pub fn with_pool_idle_timeout(mut self, value: Duration) -> Self {
+        self.pool_idle_timeout = value;
+        self
+    }
+
+    /// This configuration with the idle connections kept per origin set to `value` (see [`Self::pool_max_idle_per_host`]).
+    #[must_use]
+    pub fn with_pool_max_idle_per_host(mut self, value: usize) -> Self {
+        self.pool_max_idle_per_host = value;
+        self
+    }
+
+    /// This configuration with whether a session DELETE may open a connection of its own set to `value` (see [`Self::cleanup_opens_connections`]).
+    #[must_use]
+    pub fn with_cleanup_opens_connections(mut self, value: bool) -> Self {
+        self.cleanup_opens_connections = value;
+        self
+    }
+
+    /// This configuration with the largest SSE event accepted set to `value` (see [`Self::sse_event_limit`]).
+    #[must_use]
+    pub fn with_sse_event_limit(mut self, value: usize) -> Self {
+        self.sse_event_limit = value;
+        self
+    }
+
+    /// This configuration with the largest message besides our response a stream may carry set to `value` (see [`Self::message_limit`]).
+    #[must_use]
+    pub fn with_message_limit(mut self, value: usize) -> Self {
+        self.message_limit = value;
+        self
+    }
+
+    /// This configuration with the bytes of an error body read set to `value` (see [`Self::error_body_limit`]).
+    #[must_use]
+    pub fn with_error_body_limit(mut self, value: usize) -> Self {
+        self.error_body_limit = value;
+        self
+    }
+
+    /// This configuration with the same-origin redirects followed per request set to `value` (see [`Self::max_redirects`]).
+    #[must_use]
+    pub fn with_max_redirects(mut self, value: usize) -> Self {
+        self.max_redirects = value;
+        self
+    }
+
+    /// This configuration with the wait before a resume when the server sent no `retry` set to `value` (see [`Self::default_retry`]).
+    #[must_use]
+    pub fn with_default_retry(mut self, value: Duration) -> Self {
+        self.default_retry = value;
+        self
+    }
+
+    /// This configuration with the bound on a server-requested `retry` wait set to `value` (see [`Self::max_retry`]).
+    #[must_use]
+    pub fn with_max_retry(mut self, value: Duration) -> Self {
+        self.max_retry = value;
+        self
+    }
+
+    /// This configuration with which proxy to use set to `value` (see [`Self::proxy`]).
+    #[must_use]
+    pub fn with_proxy(mut self, value: ProxyConfig) -> Self {
+        self.proxy = value;
+        self
+    }
+
+    /// This configuration sending `value` as `User-Agent`.
+    #[must_use]
+    pub fn with_user_agent(mut self, value: impl Into<String>) -> Self {
+        self.user_agent = Some(value.into());
+        self
+    }
+
+    /// This configuration trusting the root certificates of `pem` as well.
+    pub fn with_pem_roots(mut self, pem: &[u8]) -> Result<Self, rustls::pki_types::pem::Error> {
+        self.add_pem_roots(pem)?;
+        Ok(self)
+    }
+
     /// Adds root certificates from PEM text (`-----BEGIN CERTIFICATE-----` blocks).
     pub fn add_pem_roots(&mut self, pem: &[u8]) -> Result<usize, rustls::pki_types::pem::Error> {
         use rustls::pki_types::pem::PemObject;
@@ -92,5 +191,30 @@ impl ClientConfig {
             n += 1;
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_chain_from_the_default() {
+        let config = ClientConfig::default()
+            .with_connect_timeout(Duration::from_secs(3))
+            .with_user_agent("brain-test/1")
+            .with_native_roots(false)
+            .with_max_redirects(0);
+        assert_eq!(config.connect_timeout, Duration::from_secs(3));
+        assert_eq!(config.user_agent.as_deref(), Some("brain-test/1"));
+        assert!(!config.native_roots);
+        assert_eq!(config.max_redirects, 0);
+        assert!(
+            ClientConfig::default()
+                .with_pem_roots(
+                    b"-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"
+                )
+                .is_err()
+        );
     }
 }
