@@ -10,6 +10,7 @@ mod auth_client;
 mod auth_delegated;
 mod auth_programs;
 mod call_abandon;
+mod call_breaker;
 mod call_cmd;
 mod call_concurrency;
 mod call_everything;

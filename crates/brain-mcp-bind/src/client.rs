@@ -11,6 +11,7 @@ use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BuildError, ClientConfig, HttpClient, Secrets};
 
 use crate::auth::Authorizers;
+use crate::breaker::Breakers;
 use crate::gate::ProbeGates;
 use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
@@ -37,6 +38,7 @@ struct Inner {
     sessions: SessionCounts,
     probes: ProbeGates,
     authorizers: Authorizers,
+    breakers: Breakers,
 }
 
 /// Handshake-era sessions, counted as they open and end.
@@ -107,6 +109,7 @@ impl McpClient {
                 sessions: SessionCounts::default(),
                 probes: ProbeGates::default(),
                 authorizers: Authorizers::default(),
+                breakers: Breakers::default(),
             }),
         })
     }
@@ -171,6 +174,10 @@ impl McpClient {
     }
 
     /// The era probes in flight, one per server.
+    pub(crate) fn breakers(&self) -> &Breakers {
+        &self.inner.breakers
+    }
+
     pub(crate) fn authorizers(&self) -> &Authorizers {
         &self.inner.authorizers
     }

@@ -113,7 +113,23 @@ impl McpExecutor {
         ctx: &ExecContext<'_>,
     ) -> Result<ToolOutput, ToolFailure> {
         observe::call_target(server.origin(), tool);
+        // An HTTP server that calls could not reach lately fails at once.
+        let ticket = match server {
+            Server::Http(_) => Some(
+                self.client
+                    .breakers()
+                    .admit(server.key(), server.origin())
+                    .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?,
+            ),
+            Server::Stdio(_) => None,
+        };
         let result = self.run_on(server, tool, ctx).await;
+        if let Some(ticket) = ticket {
+            match &result {
+                Err(e) if e.unreachable() => ticket.unreachable(server.origin()),
+                _ => ticket.reached(server.origin()),
+            }
+        }
         // Taken after the call: an OAuth token got during it is a secret too.
         let secrets = &server.secrets();
         match result {

@@ -15,6 +15,9 @@ pub const SESSIONS_OPENED: &str = "brain_mcp_sessions_opened_total";
 /// Metric: sessions ended, labelled `result`: `closed` (DELETE answered 2xx, 404 or 405)
 /// or `failed`.
 pub const SESSIONS_ENDED: &str = "brain_mcp_sessions_ended_total";
+/// Metric: circuit breaker changes, labelled `state`: `open`, `half_open` (a trial call
+/// goes) or `closed`.
+pub const BREAKER_CHANGES: &str = "brain_mcp_breaker_changes_total";
 /// The `tracing` target of era and session events.
 pub const MCP_TARGET: &str = "brain::mcp";
 
@@ -98,4 +101,14 @@ pub(crate) fn call_traffic(exchanges: u64, bytes_in: u64) {
     let span = Span::current();
     span.record("exchanges", exchanges);
     span.record("bytes_in", bytes_in);
+}
+
+/// Notes a change of a server's circuit breaker.
+pub(crate) fn breaker(origin: &str, state: &'static str) {
+    metrics::counter!(BREAKER_CHANGES, "state" => state).increment(1);
+    if state == "open" {
+        tracing::warn!(target: MCP_TARGET, server = %origin, state, "circuit breaker open: calls fail at once");
+    } else {
+        tracing::info!(target: MCP_TARGET, server = %origin, state, "circuit breaker");
+    }
 }

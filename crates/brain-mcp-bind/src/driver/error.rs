@@ -105,6 +105,19 @@ impl DriverError {
         }
     }
 
+    /// Whether the server could not be reached at all: no connection, TLS failure, or no
+    /// answer to the era probe (what a circuit breaker counts).
+    pub(crate) fn unreachable(&self) -> bool {
+        match &self.cause {
+            Cause::Unreachable(_) => true,
+            Cause::Link(e) => {
+                e.delivery() == Delivery::NotSent
+                    && matches!(e.kind(), TransportKind::Connect | TransportKind::Tls)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the tool may have run: only once `tools/call` may have reached the server,
     /// and not when the server refused it before acting.
     fn may_have_run(&self) -> bool {
