@@ -90,6 +90,8 @@ pub(crate) struct Call {
     pub(crate) cancel: CancellationToken,
     /// The token the lookup returns for any `token_env`; `None` reads the environment.
     pub(crate) token: Option<String>,
+    /// The call's own deadline, if shorter than the binding's.
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl Call {
@@ -100,6 +102,7 @@ impl Call {
             args,
             cancel: CancellationToken::new(),
             token: None,
+            timeout: None,
         }
     }
 }
@@ -111,7 +114,10 @@ pub(crate) async fn call_with(h: &Harness, binding: &Binding, call: Call) -> Out
         let value = serde_json::to_value(ToolEvent::Progress(event)).expect("progress JSON");
         seen.lock().expect("progress lock").push(value);
     };
-    let tool_call = ToolCall::new(call.tenant, "session-1".to_owned(), call.call_id, call.args);
+    let mut tool_call = ToolCall::new(call.tenant, "session-1".to_owned(), call.call_id, call.args);
+    if let Some(timeout) = call.timeout {
+        tool_call = tool_call.with_timeout(timeout);
+    }
     let event = match call.token {
         None => run_call(binding, tool_call, &h.executor, &sink, &call.cancel).await,
         Some(token) => {

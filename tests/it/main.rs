@@ -16,6 +16,7 @@ mod call_concurrency;
 mod call_everything;
 mod call_faults;
 mod call_headers;
+mod call_limits;
 mod call_pool;
 mod call_probe;
 mod call_protocol;

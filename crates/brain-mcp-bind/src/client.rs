@@ -13,6 +13,7 @@ use brain_mcp_transport::{BuildError, ClientConfig, HttpClient, Secrets};
 use crate::auth::Authorizers;
 use crate::breaker::Breakers;
 use crate::gate::ProbeGates;
+use crate::limits::Limits;
 use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 
@@ -39,6 +40,7 @@ struct Inner {
     probes: ProbeGates,
     authorizers: Authorizers,
     breakers: Breakers,
+    limits: Limits,
 }
 
 /// Handshake-era sessions, counted as they open and end.
@@ -110,6 +112,7 @@ impl McpClient {
                 probes: ProbeGates::default(),
                 authorizers: Authorizers::default(),
                 breakers: Breakers::default(),
+                limits: Limits::default(),
             }),
         })
     }
@@ -174,6 +177,10 @@ impl McpClient {
     }
 
     /// The era probes in flight, one per server.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
     pub(crate) fn breakers(&self) -> &Breakers {
         &self.inner.breakers
     }

@@ -123,6 +123,11 @@ impl McpExecutor {
             ),
             Server::Stdio(_) => None,
         };
+        // A limited server's slot, waited for inside the call's deadline.
+        let _slot = match ctx.binding.max_in_flight() {
+            Some(n) => self.client.limits().slot(server.key(), n).await,
+            None => None,
+        };
         let result = self.run_on(server, tool, ctx).await;
         if let Some(ticket) = ticket {
             match &result {

@@ -32,6 +32,7 @@ mod executor;
 pub mod fuzzing;
 mod gate;
 pub mod host;
+mod limits;
 mod link;
 pub mod observe;
 mod redact;

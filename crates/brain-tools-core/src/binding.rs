@@ -35,6 +35,8 @@ pub struct Binding {
     pub(crate) headers: Vec<(String, String)>,
     /// OAuth client credentials, instead of `token_env`.
     pub(crate) oauth: Option<OAuthConfig>,
+    /// The most calls in flight to the binding's server (one limit per server).
+    pub(crate) max_in_flight: Option<u32>,
 }
 
 /// Where a binding's tool is reached.
@@ -140,6 +142,13 @@ impl Binding {
         self.oauth.as_ref()
     }
 
+    /// The most calls in flight to this binding's server, if limited (`max_in_flight`):
+    /// one limit per server, shared by every binding of it. A call waits for a slot within
+    /// its deadline.
+    pub fn max_in_flight(&self) -> Option<u32> {
+        self.max_in_flight
+    }
+
     /// The tenants that may call the tool; never empty.
     pub fn tenants(&self) -> &[String] {
         &self.tenants
@@ -230,6 +239,8 @@ impl Binding {
             headers: serde_json::Map<String, Value>,
             #[serde(skip_serializing_if = "Option::is_none")]
             oauth: Option<Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            max_in_flight: Option<u32>,
         }
         let form = Form {
             name: &self.name,
@@ -249,6 +260,7 @@ impl Binding {
                 .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                 .collect(),
             oauth: self.oauth.as_ref().map(OAuthConfig::to_value),
+            max_in_flight: self.max_in_flight,
         };
         serde_json::to_value(form).unwrap_or(Value::Null)
     }

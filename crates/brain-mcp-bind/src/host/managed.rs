@@ -38,6 +38,7 @@ pub struct ManagedServer {
     pub(crate) pool_size: usize,
     pub(crate) discovery_timeout: Duration,
     pub(crate) era: Option<Era>,
+    pub(crate) max_in_flight: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -79,7 +80,17 @@ impl ManagedServer {
             pool_size: DEFAULT_POOL_SIZE,
             discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
             era: None,
+            max_in_flight: None,
         }
+    }
+
+    /// At most `calls` calls in flight to this server (at least 1); a call waits for a
+    /// slot inside its own deadline, and one that never gets one fails as `timeout` with
+    /// `unknown_outcome` false.
+    #[must_use]
+    pub fn max_in_flight(mut self, calls: u32) -> Self {
+        self.max_in_flight = Some(calls.max(1));
+        self
     }
 
     /// The server's name (for diagnostics; tools are named by their [`ToolSpec`]).

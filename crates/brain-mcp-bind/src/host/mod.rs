@@ -213,6 +213,8 @@ struct Routes {
 struct Route {
     binding: Arc<Binding>,
     via: Via,
+    /// A managed server's limit of calls in flight: its slots' key and size.
+    limit: Option<(String, u32)>,
 }
 
 #[derive(Debug)]
@@ -269,6 +271,7 @@ impl ToolHost {
                 Arc::new(Route {
                     binding: binding.clone(),
                     via: Via::Http { token: None },
+                    limit: None,
                 }),
             );
         }
@@ -367,6 +370,10 @@ impl ToolHost {
                 return Err(e);
             }
         };
+        // Managed servers' slots are their own, apart from configured bindings' servers.
+        let limit = server
+            .max_in_flight
+            .map(|n| (format!("managed:{}", server.name), n));
         let selected: Vec<_> = selected
             .into_iter()
             .map(|s| {
@@ -405,9 +412,14 @@ impl ToolHost {
         let names = selected.iter().map(|(b, _)| b.name().to_owned()).collect();
         for (binding, via) in selected {
             routes.order.push(binding.name().to_owned());
-            routes
-                .by_name
-                .insert(binding.name().to_owned(), Arc::new(Route { binding, via }));
+            routes.by_name.insert(
+                binding.name().to_owned(),
+                Arc::new(Route {
+                    binding,
+                    via,
+                    limit: limit.clone(),
+                }),
+            );
         }
         Ok(names)
     }
@@ -487,6 +499,7 @@ impl ToolHost {
                     let executor = RouteExecutor {
                         executor: &inner.executor,
                         via: &route.via,
+                        limit: route.limit.as_ref(),
                     };
                     run_call(&route.binding, call, &executor, &sink, &cancel).await
                 }
@@ -542,11 +555,17 @@ impl ToolHost {
 struct RouteExecutor<'a> {
     executor: &'a McpExecutor,
     via: &'a Via,
+    limit: Option<&'a (String, u32)>,
 }
 
 #[async_trait]
 impl ToolExecutor for RouteExecutor<'_> {
     async fn execute(&self, mut ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        // A managed server's slot, waited for inside the call's deadline.
+        let _slot = match self.limit {
+            Some((key, n)) => Some(self.executor.client().limits().slot(key, *n).await),
+            None => None,
+        };
         match self.via {
             Via::Http { token } => {
                 if token.is_some() {

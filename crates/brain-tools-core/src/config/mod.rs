@@ -144,6 +144,8 @@ struct Checker {
     tools: Vec<Arc<Binding>>,
     /// The binding that first used each name (its path).
     first_use: HashMap<String, String>,
+    /// Each server's `max_in_flight` and the binding that first gave it (its path).
+    limits: HashMap<String, (u32, String)>,
 }
 
 impl Checker {
@@ -167,6 +169,21 @@ impl Checker {
         }
         let (cache, urls, errors) = (&mut self.cache, &mut self.urls, &mut self.errors);
         if let Some(binding) = parse_binding(binding, path, cache, urls, errors) {
+            if let (Some(limit), Some(url)) = (binding.max_in_flight, binding.url()) {
+                match self.limits.get(url) {
+                    Some((first, at)) if *first != limit => self.errors.push(
+                        &field_path(path, "max_in_flight"),
+                        format!(
+                            "differs from {}'s {first} for the same server; a server has one limit",
+                            field_path(at, "max_in_flight")
+                        ),
+                    ),
+                    Some(_) => {}
+                    None => {
+                        self.limits.insert(url.to_owned(), (limit, path.to_owned()));
+                    }
+                }
+            }
             self.tools.push(Arc::new(binding));
         }
     }
@@ -180,9 +197,18 @@ impl Checker {
             self.errors.push("tools", "required field is missing");
         }
         unknown_fields(root_keys, "", ROOT_FIELDS, &mut self.errors);
-        let tools = self.tools;
+        let mut tools = self.tools;
         if let Some(errors) = self.errors.finish() {
             return Err(errors);
+        }
+        // A server's limit holds for every binding of it, whichever gave it.
+        for binding in &mut tools {
+            if let Some(url) = binding.url()
+                && let Some((limit, _)) = self.limits.get(url)
+                && let Some(binding) = Arc::get_mut(binding)
+            {
+                binding.max_in_flight = Some(*limit);
+            }
         }
         let by_name = tools
             .iter()

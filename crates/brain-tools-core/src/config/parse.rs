@@ -30,6 +30,7 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "inspect_session",
     "headers",
     "oauth",
+    "max_in_flight",
 ];
 
 /// Reports every key in `keys` not in `known`, with a suggestion when one is close, in
@@ -148,6 +149,20 @@ pub(crate) fn parse_binding(
         fields.error("token_env", reason);
     }
     let oauth = fields.oauth(is_mcp, token_env.is_some());
+    let max_in_flight = match object.get("max_in_flight") {
+        None => Some(None),
+        Some(_) if !is_mcp => {
+            fields.error(
+                "max_in_flight",
+                "only allowed on an MCP binding (mcp_tool is set)",
+            );
+            None
+        }
+        Some(_) => fields
+            .integer("max_in_flight", 0, rules::MAX_IN_FLIGHT)
+            .and_then(|n| u32::try_from(n).ok())
+            .map(Some),
+    };
     let tenants = fields.tenants();
     let timeout = fields.integer(
         "timeout_seconds",
@@ -207,6 +222,7 @@ pub(crate) fn parse_binding(
         input_validator,
         headers: extra_headers?,
         oauth: oauth?,
+        max_in_flight: max_in_flight?,
     })
 }
 

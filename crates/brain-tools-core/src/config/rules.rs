@@ -14,6 +14,8 @@ pub(crate) const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
 pub(crate) const MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// Default `max_output_bytes`: 1 MiB.
 pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
+/// The largest `max_in_flight`.
+pub(crate) const MAX_IN_FLIGHT: u64 = 10_000;
 
 /// Checks a model-facing tool name: 1 to 64 of `A-Z a-z 0-9 _ -`.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {

@@ -410,7 +410,7 @@ fn unknown_fields_get_suggestions() {
     assert_eq!(
         one_error(with(mcp("x"), "colour", json!("red"))),
         "tools[1].colour: unknown field; expected one of: name, description, input_schema, url, \
-         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth"
+         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight"
     );
 }
 
@@ -437,7 +437,7 @@ fn all_errors_are_reported_at_once() {
          tools[0].tenants: must not be empty: list the tenants allowed to call the tool\n\
          tools[0].timeout_seconds: must be between 1 and 86400\n\
          tools[0].timout: unknown field; expected one of: name, description, input_schema, url, \
-         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth\n\
+         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight\n\
          tools[1].max_output_bytes: must be between 1 and 67108864\n\
          extra: unknown field; expected one of: tools"
     );
@@ -524,6 +524,7 @@ fn streamed_and_whole_loads_agree() {
 }
 
 mod headers;
+mod limits;
 mod oauth;
 mod properties;
 mod schema_text;
