@@ -91,3 +91,37 @@ async fn a_managed_server_s_limit_holds_its_calls() {
     assert_eq!(out.result["is_error"], false, "{}", out.result);
     assert!(host.shutdown(Duration::from_secs(5)).await);
 }
+
+#[tokio::test]
+async fn a_busy_server_s_retry_after_is_honoured_for_listing_never_for_calls() {
+    let busy_once = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = busy_once.clone();
+    let server = TestServer::start(ServerConfig::new(Era::Stateless).hook(move |seen| {
+        let busy = || brain_tests::server::RawReply::json(429, "{}").header("retry-after", "1");
+        match seen.method() {
+            Some("tools/list") if flag.swap(false, std::sync::atomic::Ordering::SeqCst) => {
+                Some(busy())
+            }
+            Some("tools/call") => Some(busy()),
+            _ => None,
+        }
+    }));
+    let h = Harness::new();
+    let started = std::time::Instant::now();
+    let listed =
+        brain_mcp_bind::discover::list(&h.client, &server.url(), None, Duration::from_secs(10))
+            .await
+            .expect("listed after one wait");
+    assert!(!listed.tools.is_empty());
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "waited as told"
+    );
+    assert_eq!(server.stats().count("tools/list"), 2);
+    assert!(!busy_once.load(std::sync::atomic::Ordering::SeqCst));
+    // A tools/call refused as busy is not sent again: it fails at once.
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    let out = call(&h, &echo, "c1", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], true, "{}", out.result);
+    assert_eq!(server.stats().count("tools/call"), 1);
+}

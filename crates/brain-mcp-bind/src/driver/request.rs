@@ -1,12 +1,14 @@
 //! A request without side effects (`initialize`, a page of `tools/list`) over a link: the
 //! core's `listing::Exchange` reads each message of the reply, answers server requests on
-//! the way, and says what the answer means, from a 2xx body or an error status alike.
+//! the way, and says what the answer means, from a 2xx body or an error status alike; a
+//! busy server's `Retry-After` is honoured as the core's `busy` rule says (the call's
+//! deadline bounds the wait: the call is dropped when it passes).
 
 use brain_mcp_proto::client::listing::{Exchange, Step as Read};
-use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing};
+use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing, busy};
 use serde_json::value::RawValue;
 
-use brain_mcp_transport::TransportError;
+use brain_mcp_transport::{ErrorKind, TransportError};
 
 use super::error::{Cause, DriverError, Step};
 use crate::link::Link;
@@ -32,7 +34,29 @@ pub(crate) async fn request(
             exchange.handle_status(status, rpc, challenge)
         })
     };
-    let mut replies = link.request(out, CONTROL_BUDGET).await.map_err(&failed)?;
+    let mut resends = 0;
+    let mut replies = loop {
+        let idempotent = out.idempotent;
+        match link.request(out.clone(), CONTROL_BUDGET).await {
+            Ok(replies) => break replies,
+            Err(e) => {
+                // A busy server's Retry-After, for a request safe to send again.
+                let wait = match e.kind() {
+                    ErrorKind::Status {
+                        status,
+                        retry_after,
+                        ..
+                    } => busy::retry_wait(status.as_u16(), *retry_after, idempotent, resends),
+                    _ => None,
+                };
+                let Some(wait) = wait else {
+                    return Err(failed(e));
+                };
+                resends += 1;
+                tokio::time::sleep(wait).await;
+            }
+        }
+    };
     let session = replies.session_id().map(str::to_owned);
     loop {
         let Some(received) = replies.next().await else {

@@ -27,6 +27,7 @@
 //! The naming follows `quinn-proto`: `start`/constructors build the first request, `handle_*`
 //! take what the server sent, `poll` hands out what the driver must do next, in order.
 
+pub mod busy;
 mod call;
 mod call_wire;
 pub mod era;
