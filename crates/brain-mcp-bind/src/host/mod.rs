@@ -47,18 +47,16 @@
 
 mod events;
 mod managed;
+mod route;
 mod select;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, Delivery};
 use brain_tools_core::{
-    Binding, ClientSecret, ErrorKind, ExecContext, HostConfig, Secret, ToolCall, ToolExecutor,
-    ToolFailure, ToolOutput, ToolResultEvent, run_call,
+    Binding, ClientSecret, ErrorKind, HostConfig, ToolCall, ToolResultEvent, run_call,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -77,6 +75,7 @@ use crate::stdio::StdioServer;
 use crate::target::Target;
 use crate::{CredentialSource, McpClient, McpExecutor, Responder, discover};
 use managed::Kind;
+use route::{Route, RouteExecutor, Routes, Via};
 
 /// What a model is shown about one tool.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -201,28 +200,6 @@ impl Drop for Inner {
             server.abandon();
         }
     }
-}
-
-#[derive(Debug, Default)]
-struct Routes {
-    order: Vec<String>,
-    by_name: HashMap<String, Arc<Route>>,
-}
-
-#[derive(Debug)]
-struct Route {
-    binding: Arc<Binding>,
-    via: Via,
-    /// A managed server's limit of calls in flight: its slots' key and size.
-    limit: Option<(String, u32)>,
-}
-
-#[derive(Debug)]
-enum Via {
-    /// An MCP binding over HTTP; `token` given in code replaces `token_env`.
-    Http { token: Option<Secret> },
-    /// A tool of a managed stdio server.
-    Stdio { server: Server, tool: String },
 }
 
 impl ToolHost {
@@ -547,34 +524,6 @@ impl ToolHost {
         }
         let left = deadline.saturating_duration_since(Instant::now());
         self.client().flush(left).await && done
-    }
-}
-
-/// Runs one route's calls: HTTP bindings with the executor (a token given in code
-/// replaces `token_env`), stdio tools on their server.
-struct RouteExecutor<'a> {
-    executor: &'a McpExecutor,
-    via: &'a Via,
-    limit: Option<&'a (String, u32)>,
-}
-
-#[async_trait]
-impl ToolExecutor for RouteExecutor<'_> {
-    async fn execute(&self, mut ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
-        // A managed server's slot, waited for inside the call's deadline.
-        let _slot = match self.limit {
-            Some((key, n)) => Some(self.executor.client().limits().slot(key, *n).await),
-            None => None,
-        };
-        match self.via {
-            Via::Http { token } => {
-                if token.is_some() {
-                    ctx.token = token.clone();
-                }
-                self.executor.execute(ctx).await
-            }
-            Via::Stdio { server, tool } => self.executor.run(server, tool, &ctx).await,
-        }
     }
 }
 
