@@ -31,7 +31,9 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     // The library crates are packages a service can depend on: each packs with its
     // metadata and builds from its own package (the test harness, benchmark, runner and
-    // xtask are the workspace's tools, never published).
+    // xtask are the workspace's tools, never published). Earlier packages of the same
+    // version are removed first: cargo would verify against their stale sources.
+    forget_packages();
     cmd::run(
         &cargo,
         &[
@@ -47,6 +49,8 @@ pub(crate) fn run() -> Result<(), String> {
             "xtask",
             "--locked",
             "--allow-dirty",
+            "--target-dir",
+            &path_of(&package_target()),
         ],
         &[],
     )?;
@@ -136,6 +140,65 @@ pub(crate) fn run() -> Result<(), String> {
     crate::interop::run()?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// Where packages are verified: a target directory of their own, since cargo takes a
+/// registry crate of a known version as unchanged and would link the workspace's own
+/// builds of older sources.
+fn package_target() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(
+            || crate::project_root().join("target"),
+            std::path::PathBuf::from,
+        )
+        .join("package-check")
+}
+
+fn path_of(path: &std::path::Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// Removes what earlier `cargo package` runs left of our crates: their packages, their
+/// builds in the verification directory, and the sources cargo extracted into its
+/// registry cache (all keyed by name and version only, so a package of the same version
+/// would be verified against old sources).
+fn forget_packages() {
+    let checks = package_target();
+    let _ = std::fs::remove_dir_all(checks.join("package"));
+    if checks.exists() {
+        let mut args = vec!["clean", "--target-dir"];
+        let dir = path_of(&checks);
+        args.push(&dir);
+        for c in CRATES {
+            args.extend(["-p", c]);
+        }
+        let _ = std::process::Command::new(cargo()).args(&args).status();
+    }
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+    let Some(home) = home else { return };
+    for kind in ["src", "cache"] {
+        let Ok(registries) = std::fs::read_dir(home.join("registry").join(kind)) else {
+            continue;
+        };
+        for registry in registries.flatten() {
+            let Ok(entries) = std::fs::read_dir(registry.path()) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if CRATES.iter().any(|c| name.starts_with(&format!("{c}-0"))) {
+                    let path = entry.path();
+                    let _ = if path.is_dir() {
+                        std::fs::remove_dir_all(&path)
+                    } else {
+                        std::fs::remove_file(&path)
+                    };
+                }
+            }
+        }
+    }
 }
 
 /// The library crates that other services consume one by one.
