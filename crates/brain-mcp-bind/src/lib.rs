@@ -50,7 +50,7 @@ pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use discover::{DiscoverError, DiscoverErrorKind};
 pub use executor::{ENVELOPE_ALLOWANCE, McpExecutor};
-pub use host::{CallHandle, HostError, HostErrorKind, ManagedServer, ToolHost, ToolSpec};
+pub use host::{CallHandle, HostError, HostErrorKind, ManagedServer, Reloaded, ToolHost, ToolSpec};
 pub use responder::{Refusal, Responder, ServerRequest};
 
 // What a caller of the facade needs, from the crates below, so one dependency does.

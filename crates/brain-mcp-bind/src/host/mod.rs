@@ -47,6 +47,7 @@
 
 mod events;
 mod managed;
+mod reload;
 mod route;
 mod select;
 
@@ -55,9 +56,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use brain_mcp_transport::{BearerToken, BuildError, ClientConfig, Delivery};
-use brain_tools_core::{
-    Binding, ClientSecret, ErrorKind, HostConfig, ToolCall, ToolResultEvent, run_call,
-};
+use brain_tools_core::{Binding, ErrorKind, HostConfig, ToolCall, ToolResultEvent, run_call};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -75,6 +74,7 @@ use crate::stdio::StdioServer;
 use crate::target::Target;
 use crate::{CredentialSource, McpClient, McpExecutor, Responder, discover};
 use managed::Kind;
+pub use reload::Reloaded;
 use route::{Route, RouteExecutor, Routes, Via};
 
 /// What a model is shown about one tool.
@@ -190,7 +190,7 @@ struct Inner {
     progress_buffer: AtomicUsize,
     /// The variables holding the config's tokens (`token_env`): a stdio child does not
     /// inherit them, since a token goes to its own server only.
-    token_vars: Vec<String>,
+    token_vars: RwLock<Vec<String>>,
 }
 
 impl Drop for Inner {
@@ -225,40 +225,19 @@ impl ToolHost {
     }
 
     fn with_executor(config: HostConfig, executor: McpExecutor) -> Self {
-        // Every variable holding a binding's secret: children never inherit one.
-        let mut token_vars: Vec<String> = config
-            .tools()
-            .iter()
-            .filter_map(|b| {
-                b.token_env().map(str::to_owned).or_else(|| {
-                    b.oauth().and_then(|o| match o.secret() {
-                        ClientSecret::SecretEnv(v) | ClientSecret::KeyEnv(v) => Some(v.clone()),
-                        _ => None,
-                    })
-                })
-            })
-            .collect();
+        let mut token_vars = reload::secret_vars(&config);
         token_vars.sort_unstable();
         token_vars.dedup();
         let mut routes = Routes::default();
-        for binding in config.tools().iter().filter(|b| b.is_mcp()) {
-            routes.order.push(binding.name().to_owned());
-            routes.by_name.insert(
-                binding.name().to_owned(),
-                Arc::new(Route {
-                    binding: binding.clone(),
-                    via: Via::Http { token: None },
-                    limit: None,
-                }),
-            );
-        }
+        // An empty host has no managed tool a config could collide with.
+        let _ = routes.reload(&config);
         Self {
             inner: Arc::new(Inner {
                 executor,
                 routes: RwLock::new(routes),
                 servers: Mutex::new(Vec::new()),
                 progress_buffer: AtomicUsize::new(DEFAULT_PROGRESS_BUFFER),
-                token_vars,
+                token_vars: RwLock::new(token_vars),
             }),
         }
     }
@@ -312,7 +291,7 @@ impl ToolHost {
                 config.max_line = max_line(&server.tools);
                 config
                     .env_remove
-                    .extend(self.inner.token_vars.iter().map(Into::into));
+                    .extend(read(&self.inner.token_vars).iter().map(Into::into));
                 let stdio = StdioServer::new(
                     server.name.clone(),
                     config,
@@ -395,10 +374,36 @@ impl ToolHost {
                     binding,
                     via,
                     limit: limit.clone(),
+                    configured: false,
                 }),
             );
         }
         Ok(names)
+    }
+
+    /// Serves the MCP bindings of `config` from now on, in place of the configured ones
+    /// (managed servers' tools stay), in one step: calls in flight finish with the binding
+    /// they started with, new calls and [`Self::tools_for`] see the new set at once, and
+    /// the connection pool, era cache and tokens survive for servers that stay. Says
+    /// what changed. A config naming a managed server's tool is refused
+    /// ([`HostErrorKind::Invalid`]) and nothing changes.
+    pub fn reload(&self, config: &HostConfig) -> Result<Reloaded, HostError> {
+        let report = self
+            .inner
+            .routes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .reload(config)
+            .map_err(|m| HostError::new(HostErrorKind::Invalid, m))?;
+        let mut vars = self
+            .inner
+            .token_vars
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        vars.extend(reload::secret_vars(config));
+        vars.sort_unstable();
+        vars.dedup();
+        Ok(report)
     }
 
     /// What the model is shown for `tenant`: the tools it may use, in the order they
@@ -546,6 +551,10 @@ fn client_error(e: &BuildError) -> HostError {
         HostErrorKind::Client,
         format!("the HTTP client could not be built: {e}"),
     )
+}
+
+fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

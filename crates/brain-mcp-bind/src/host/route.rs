@@ -23,6 +23,20 @@ pub(super) struct Route {
     pub(super) via: Via,
     /// A managed server's limit of calls in flight: its slots' key and size.
     pub(super) limit: Option<(String, u32)>,
+    /// From the host config (replaced by a reload), not from a managed server.
+    pub(super) configured: bool,
+}
+
+impl Route {
+    /// The route of a configured MCP binding.
+    pub(super) fn configured(binding: Arc<Binding>) -> Self {
+        Self {
+            binding,
+            via: Via::Http { token: None },
+            limit: None,
+            configured: true,
+        }
+    }
 }
 
 #[derive(Debug)]

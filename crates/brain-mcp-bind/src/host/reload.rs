@@ -1,0 +1,95 @@
+//! Taking a new host config at run time: the configured routes are replaced in one step
+//! (a call holds the route it started with, so calls in flight finish with their old
+//! binding), managed servers' routes stay, and the connection pool, era cache, tokens and
+//! children are the client's and survive.
+
+use std::sync::Arc;
+
+use brain_tools_core::{ClientSecret, HostConfig};
+
+use super::route::{Route, Routes};
+
+/// What a reload changed, by the names the model sees.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reloaded {
+    /// Tools served now and not before.
+    pub added: Vec<String>,
+    /// Tools no longer served.
+    pub removed: Vec<String>,
+    /// Tools served before and now whose binding differs.
+    pub changed: Vec<String>,
+}
+
+impl Routes {
+    /// Serves `config`'s MCP bindings in place of the configured ones; managed servers'
+    /// tools stay, after the configured ones. Refused, with nothing changed, when a name
+    /// of `config` is a managed server's tool.
+    pub(super) fn reload(&mut self, config: &HostConfig) -> Result<Reloaded, String> {
+        let fresh: Vec<_> = config
+            .tools()
+            .iter()
+            .filter(|b| b.is_mcp())
+            .cloned()
+            .collect();
+        let managed =
+            |routes: &Self, name: &str| routes.by_name.get(name).is_some_and(|r| !r.configured);
+        if let Some(taken) = fresh.iter().find(|b| managed(self, b.name())) {
+            return Err(format!(
+                "the config names {:?}, a tool a managed server serves; nothing was changed",
+                taken.name()
+            ));
+        }
+        let mut report = Reloaded::default();
+        for name in &self.order {
+            let configured = self.by_name.get(name).is_some_and(|r| r.configured);
+            if configured && !fresh.iter().any(|b| b.name() == name) {
+                report.removed.push(name.clone());
+            }
+        }
+        for binding in &fresh {
+            match self.by_name.get(binding.name()) {
+                Some(old) if old.binding.to_value() != binding.to_value() => {
+                    report.changed.push(binding.name().to_owned());
+                }
+                Some(_) => {}
+                None => report.added.push(binding.name().to_owned()),
+            }
+        }
+        let kept: Vec<String> = self
+            .order
+            .iter()
+            .filter(|name| managed(self, name))
+            .cloned()
+            .collect();
+        self.by_name.retain(|_, r| !r.configured);
+        self.order = fresh
+            .iter()
+            .map(|b| b.name().to_owned())
+            .chain(kept)
+            .collect();
+        for binding in fresh {
+            let name = binding.name().to_owned();
+            self.by_name
+                .insert(name, Arc::new(Route::configured(binding)));
+        }
+        Ok(report)
+    }
+}
+
+/// Every variable holding a secret of `config`'s bindings (`token_env`, an OAuth client
+/// secret or key): managed children never inherit one.
+pub(super) fn secret_vars(config: &HostConfig) -> Vec<String> {
+    config
+        .tools()
+        .iter()
+        .filter_map(|b| {
+            b.token_env().map(str::to_owned).or_else(|| {
+                b.oauth().and_then(|o| match o.secret() {
+                    ClientSecret::SecretEnv(v) | ClientSecret::KeyEnv(v) => Some(v.clone()),
+                    _ => None,
+                })
+            })
+        })
+        .collect()
+}
