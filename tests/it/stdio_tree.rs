@@ -98,3 +98,39 @@ async fn a_wrapped_server_never_outlives_a_dropped_host() {
         "left after the host"
     );
 }
+
+#[tokio::test]
+async fn a_removed_server_s_tree_ends_and_its_tools_go() {
+    let marker = format!("brain-tree-remove-{}", std::process::id());
+    let host = host();
+    host.add_server(wrapped("2026", "env", &marker))
+        .await
+        .expect("the tools load");
+    let out = call_as(
+        &host,
+        "work",
+        ToolCall::new("acme", "s", "c1", json!({"name": "HOME"})),
+    )
+    .await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(host.remove_server("env").expect("removed"), ["work"]);
+    assert!(host.tools_for("acme").is_empty());
+    assert_eq!(
+        wait_gone(&marker, GONE_WITHIN).await,
+        Vec::<u32>::new(),
+        "left after removal"
+    );
+    let again = host.remove_server("env").expect_err("gone already");
+    assert_eq!(again.kind(), brain_mcp_bind::HostErrorKind::Invalid);
+    let out = call_as(
+        &host,
+        "work",
+        ToolCall::new("acme", "s", "c2", json!({"name": "HOME"})),
+    )
+    .await;
+    assert_eq!(
+        out.result["error"]["kind"], "tenant_not_allowed",
+        "{}",
+        out.result
+    );
+}

@@ -375,6 +375,7 @@ impl ToolHost {
                     via,
                     limit: limit.clone(),
                     configured: false,
+                    server: Some(server.name.clone()),
                 }),
             );
         }

@@ -3,11 +3,78 @@
 //! binding), managed servers' routes stay, and the connection pool, era cache, tokens and
 //! children are the client's and survive.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
 use brain_tools_core::{ClientSecret, HostConfig};
 
 use super::route::{Route, Routes};
+use super::{HostError, HostErrorKind, ToolHost, lock};
+
+/// How long a removed stdio server's children get to end politely.
+const REMOVED_GRACE: Duration = Duration::from_secs(2);
+
+impl ToolHost {
+    /// Stops serving managed server `name`'s tools at once (new calls no longer reach
+    /// them, and [`Self::tools_for`] drops them); its children end after the calls in
+    /// flight on them let go (a stdio server's ready children at once). Returns the
+    /// tools removed; an unknown name is [`HostErrorKind::Invalid`].
+    pub fn remove_server(&self, name: &str) -> Result<Vec<String>, HostError> {
+        let removed: Vec<Arc<Route>> = {
+            let mut routes = self
+                .inner
+                .routes
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            let names: Vec<String> = routes
+                .order
+                .iter()
+                .filter(|n| routes.by_name.get(*n).and_then(|r| r.server.as_deref()) == Some(name))
+                .cloned()
+                .collect();
+            routes.order.retain(|n| !names.contains(n));
+            names
+                .iter()
+                .filter_map(|n| routes.by_name.remove(n))
+                .collect()
+        };
+        if removed.is_empty() {
+            return Err(HostError::new(
+                HostErrorKind::Invalid,
+                format!("no managed server named {name:?} is served"),
+            ));
+        }
+        let stdio = {
+            let mut servers = lock(&self.inner.servers);
+            servers
+                .iter()
+                .position(|s| s.name() == name)
+                .map(|i| servers.remove(i))
+        };
+        let names = removed
+            .iter()
+            .map(|r| r.binding.name().to_owned())
+            .collect();
+        if let Some(stdio) = stdio {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        // The calls in flight hold the routes (and the server) they started on.
+                        while removed.iter().any(|r| Arc::strong_count(r) > 1) {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        drop(removed);
+                        stdio
+                            .stop(tokio::time::Instant::now() + REMOVED_GRACE)
+                            .await;
+                    });
+                }
+                Err(_) => stdio.abandon(),
+            }
+        }
+        Ok(names)
+    }
+}
 
 /// What a reload changed, by the names the model sees.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -25,6 +25,8 @@ pub(super) struct Route {
     pub(super) limit: Option<(String, u32)>,
     /// From the host config (replaced by a reload), not from a managed server.
     pub(super) configured: bool,
+    /// The managed server it belongs to, by name.
+    pub(super) server: Option<String>,
 }
 
 impl Route {
@@ -35,6 +37,7 @@ impl Route {
             via: Via::Http { token: None },
             limit: None,
             configured: true,
+            server: None,
         }
     }
 }
