@@ -22,6 +22,8 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use brain_mcp_proto::auth::code::decode;
+
 use crate::server::{RawReply, Seen};
 
 /// How the authorization server behaves.
@@ -393,28 +395,4 @@ fn reply(status: u16, body: &Value) -> Response<Full<Bytes>> {
         http::HeaderValue::from_static("application/json"),
     );
     resp
-}
-
-fn decode(value: &str) -> String {
-    let mut out = Vec::new();
-    let bytes = value.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

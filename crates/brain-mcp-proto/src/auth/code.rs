@@ -157,9 +157,9 @@ struct Found {
     error: Option<String>,
 }
 
-/// Percent-decoding of a query value (`+` is a space); bytes that do not form UTF-8 are
-/// replaced.
-fn decode(value: &str) -> String {
+/// Percent-decoding of a query or form value (`+` is a space); bytes that do not form
+/// UTF-8 are replaced.
+pub fn decode(value: &str) -> String {
     let bytes = value.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
