@@ -87,7 +87,7 @@ impl HttpLink {
                 return result;
             };
             let read = challenge.as_deref().and_then(auth::bearer);
-            let step_up = match rounds.after(status, read.as_ref(), auth_scope(auth).as_deref()) {
+            let step_up = match rounds.after(status, read.as_ref(), auth.scope().as_deref()) {
                 Refusal::Authorize => None,
                 Refusal::StepUp(scope) => Some(scope),
                 Refusal::GiveUp(why) => {
@@ -95,9 +95,6 @@ impl HttpLink {
                 }
                 _ => return result,
             };
-            let server = HttpUrl::parse(&self.target.key).map_err(|_| {
-                authorization("authorization: the server URL cannot be used".into())
-            })?;
             let token = auth
                 .authorize(http, &server, read.as_ref(), bearer.as_ref(), step_up)
                 .await
@@ -169,11 +166,6 @@ fn refusal(e: &TransportError) -> Option<(u16, Option<String>)> {
         }
         _ => None,
     }
-}
-
-/// The scope asked for so far (for step-up).
-fn auth_scope(auth: &crate::auth::Authorizer) -> Option<String> {
-    auth.scope()
 }
 
 /// A call that could not be authorized: the server acted on nothing.
