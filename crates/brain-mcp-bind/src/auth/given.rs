@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
 use brain_tools_core::{ClientSecret, EndpointUrl, OAuthConfig, Secret};
 
@@ -326,11 +327,4 @@ pub enum Credential {
 pub trait CredentialSource: Send + Sync + 'static {
     /// The credential for `tenant`'s call to the server at `server_url`.
     async fn credential(&self, tenant: &str, server_url: &str) -> Credential;
-}
-
-/// Whether two issuer identifiers name the same server (case of scheme and host, a
-/// trailing `/`, a default port aside).
-fn same_issuer(a: &str, b: &str) -> bool {
-    use brain_mcp_proto::auth::HttpUrl;
-    matches!((HttpUrl::parse(a), HttpUrl::parse(b)), (Ok(a), Ok(b)) if a == b)
 }

@@ -17,7 +17,7 @@ use super::discovery::{
     authorization_server_urls, check_issuer, check_resource, legacy, protected_resource_urls,
 };
 use super::metadata::{ResourceMetadata, ServerMetadata};
-use super::url::{HttpUrl, check_endpoint};
+use super::url::{HttpUrl, check_endpoint, same_issuer};
 
 /// What a client needs to ask for a token for one server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -246,12 +246,6 @@ impl Search {
             defaults: false,
         })))
     }
-}
-
-/// Whether two issuer identifiers name the same server, ignoring a trailing `/` and the
-/// case of scheme and host (a configured issuer is typed by a person).
-fn same_issuer(a: &str, b: &str) -> bool {
-    matches!((HttpUrl::parse(a), HttpUrl::parse(b)), (Ok(a), Ok(b)) if a == b)
 }
 
 #[cfg(test)]

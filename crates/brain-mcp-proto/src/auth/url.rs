@@ -126,6 +126,13 @@ pub fn check_endpoint(url: &str, server: &HttpUrl) -> Result<HttpUrl, UrlError> 
     }
 }
 
+/// Whether two issuer identifiers name the same server, ignoring a trailing `/`, a default
+/// port and the case of scheme and host (a configured issuer is typed by a person). Only
+/// for matching a configured issuer; a document's `issuer` is compared exactly.
+pub fn same_issuer(a: &str, b: &str) -> bool {
+    matches!((HttpUrl::parse(a), HttpUrl::parse(b)), (Ok(a), Ok(b)) if a == b)
+}
+
 impl HttpUrl {
     /// Whether the host is `localhost`, a `*.localhost` name, `127.x.x.x` or `[::1]`.
     pub fn is_loopback(&self) -> bool {
