@@ -136,6 +136,13 @@ impl Binding {
         self.token_env.as_deref()
     }
 
+    /// The environment variable holding the binding's secret, if any: `token_env`, or the
+    /// `oauth` block's client secret or key.
+    pub fn secret_env(&self) -> Option<&str> {
+        self.token_env()
+            .or_else(|| self.oauth.as_ref().map(|o| o.secret().env_var()))
+    }
+
     /// The OAuth client credentials (`oauth`), if the server wants a token from an
     /// authorization server rather than a static key. Never set with `token_env`.
     pub fn oauth(&self) -> Option<&OAuthConfig> {

@@ -34,6 +34,15 @@ pub enum ClientSecret {
     KeyEnv(String),
 }
 
+impl ClientSecret {
+    /// The environment variable holding the secret or key.
+    pub fn env_var(&self) -> &str {
+        match self {
+            Self::SecretEnv(var) | Self::KeyEnv(var) => var,
+        }
+    }
+}
+
 /// A binding's `oauth` block, checked: machine credentials for the client credentials
 /// grant, bound to one authorization server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,9 +102,10 @@ impl OAuthConfig {
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             scopes: &'a [String],
         }
+        let var = Some(self.secret.env_var());
         let (secret, key) = match &self.secret {
-            ClientSecret::SecretEnv(var) => (Some(var.as_str()), None),
-            ClientSecret::KeyEnv(var) => (None, Some(var.as_str())),
+            ClientSecret::SecretEnv(_) => (var, None),
+            ClientSecret::KeyEnv(_) => (None, var),
         };
         serde_json::to_value(Form {
             issuer: self.issuer(),

@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use brain_mcp_proto::text::{json_safe, repair_lone_surrogates};
 use brain_mcp_transport::Secrets;
-use brain_tools_core::{
-    ClientSecret, HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call,
-};
+use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -230,15 +228,10 @@ fn trace_context(
 /// What the program keeps out of its logs: the binding's token or OAuth client secret,
 /// the proxies' credentials. (OAuth tokens got later are removed where they are used.)
 fn secrets_of(prepared: &Prepared, client: &McpClient) -> Secrets {
-    let binding = prepared.config.get(&prepared.tool);
-    let var = binding.and_then(|b| {
-        b.token_env().or_else(|| {
-            b.oauth().map(|o| match o.secret() {
-                ClientSecret::SecretEnv(var) | ClientSecret::KeyEnv(var) => var.as_str(),
-                _ => "",
-            })
-        })
-    });
+    let var = prepared
+        .config
+        .get(&prepared.tool)
+        .and_then(|b| b.secret_env());
     let token = var.and_then(|var| std::env::var(var).ok());
     client.proxy_secrets().with(token)
 }

@@ -282,9 +282,7 @@ fn oauth_of(flags: &flags::Flags) -> Result<Option<OAuthClient>, String> {
             return Err("-oauth-client-id needs one of -oauth-secret-env or -oauth-key-env".into());
         }
     };
-    let (ClientSecret::SecretEnv(var) | ClientSecret::KeyEnv(var)) = &secret else {
-        return Err("unsupported OAuth secret".into());
-    };
+    let var = secret.env_var();
     if std::env::var(var).map_or(true, |v| v.is_empty()) {
         return Err(format!("environment variable {var} is not set or empty"));
     }

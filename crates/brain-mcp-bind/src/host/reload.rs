@@ -6,7 +6,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use brain_tools_core::{ClientSecret, HostConfig};
+use brain_tools_core::HostConfig;
 
 use super::route::{Route, Routes};
 use super::{HostError, HostErrorKind, ToolHost, lock};
@@ -150,13 +150,6 @@ pub(super) fn secret_vars(config: &HostConfig) -> Vec<String> {
     config
         .tools()
         .iter()
-        .filter_map(|b| {
-            b.token_env().map(str::to_owned).or_else(|| {
-                b.oauth().and_then(|o| match o.secret() {
-                    ClientSecret::SecretEnv(v) | ClientSecret::KeyEnv(v) => Some(v.clone()),
-                    _ => None,
-                })
-            })
-        })
+        .filter_map(|b| b.secret_env().map(str::to_owned))
         .collect()
 }
