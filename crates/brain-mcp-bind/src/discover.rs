@@ -332,13 +332,10 @@ fn target(url: &str, token_env: Option<&str>) -> Result<(Target, Option<Secret>)
 pub async fn discover(client: &McpClient, request: &Request) -> Result<Discovered, DiscoverError> {
     let (target, _token) = check(request)?;
     let mut target = target.with_secrets(client.proxy_secrets());
-    let auth = request.oauth.as_ref().map(|o| {
-        target = target.clone().with_secrets(&o.secrets());
-        client.authorizers().get(&target.key, o)
-    });
-    if let Some(auth) = &auth {
-        target = target.with_auth(auth.clone());
+    if let Some(oauth) = &request.oauth {
+        target = target.with_oauth(client.authorizers(), oauth);
     }
+    let auth = target.auth.clone();
     let wanted = pages::Wanted::Named(request.tools.clone());
     let until = Instant::now() + request.deadline;
     let server = Server::http(client, target.clone());
@@ -400,11 +397,9 @@ pub async fn list_oauth(
     deadline: Duration,
 ) -> Result<Listed, DiscoverError> {
     let (target, _) = target(url, None)?;
-    let auth = client.authorizers().get(&target.key, oauth);
     let target = target
         .with_secrets(client.proxy_secrets())
-        .with_secrets(&oauth.secrets())
-        .with_auth(auth);
+        .with_oauth(client.authorizers(), oauth);
     let server = Server::http(client, target);
     list_on(client, &server, client.identity(), deadline).await
 }

@@ -214,9 +214,8 @@ impl ToolExecutor for McpExecutor {
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
             .with_headers(binding.headers())
             .with_secrets(self.client.proxy_secrets());
-        if let Some(client) = oauth {
-            target = target.with_secrets(&client.secrets());
-            target = target.with_auth(self.client.authorizers().get(mcp.url().as_str(), &client));
+        if let Some(oauth) = oauth {
+            target = target.with_oauth(self.client.authorizers(), &oauth);
         }
         let server = Server::http(&self.client, target);
         self.run(&server, mcp.tool(), &ctx).await

@@ -7,7 +7,7 @@ use brain_mcp_transport::{BearerToken, Secrets};
 use brain_tools_core::EndpointUrl;
 use http::Uri;
 
-use crate::auth::Authorizer;
+use crate::auth::{Authorizer, Authorizers, OAuthClient};
 
 /// Where a request goes: the endpoint, the token for it, and the extra headers every
 /// request to it carries.
@@ -81,9 +81,12 @@ impl Target {
         headers
     }
 
-    /// This target with OAuth tokens from `auth` (instead of a static bearer token).
-    pub(crate) fn with_auth(mut self, auth: Arc<Authorizer>) -> Self {
-        self.auth = Some(auth);
+    /// This target with OAuth tokens got with `oauth` (instead of a static bearer token):
+    /// the authorizer of `authorizers` (the client's) for this server and those
+    /// credentials, whose secrets given in code join the target's.
+    pub(crate) fn with_oauth(mut self, authorizers: &Authorizers, oauth: &OAuthClient) -> Self {
+        self.secrets = self.secrets.union(&oauth.secrets());
+        self.auth = Some(authorizers.get(&self.key, oauth));
         self
     }
 

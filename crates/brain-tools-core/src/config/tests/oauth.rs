@@ -25,7 +25,10 @@ fn an_mcp_binding_takes_oauth_instead_of_token_env() {
     );
     assert!(loaded.token_env().is_none());
     assert_eq!(loaded.secret_env(), Some("MCP_CLIENT_SECRET"));
-    assert_eq!(Binding::from_value(&mcp("t")).unwrap().secret_env(), Some("MCP_API_KEY"));
+    assert_eq!(
+        Binding::from_value(&mcp("t")).unwrap().secret_env(),
+        Some("MCP_API_KEY")
+    );
     // The config form loads back into an equal binding.
     assert_eq!(Binding::from_value(&loaded.to_value()).unwrap(), loaded);
     // Debug names the variable, as it does for token_env.
