@@ -5,7 +5,8 @@
 //! [`MAX_COOLDOWN`]). Any answer from the server, even an error, counts as reached.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::observe;
@@ -16,13 +17,17 @@ pub(crate) const TRIP_AFTER: u32 = 5;
 pub(crate) const FIRST_COOLDOWN: Duration = Duration::from_secs(5);
 /// The longest cooldown.
 pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(60);
-/// Servers tracked at most; past it, closed breakers with no failures are forgotten.
+/// Servers tracked at most; past it, those whose breaker is not open are forgotten.
 const MAX_SERVERS: usize = 4096;
 
-/// The breakers of a client, by server.
+/// The breakers of a client: the servers that calls could not reach lately, by key. A
+/// server that answers is not tracked at all, so while no server is failing a call costs
+/// one atomic load here, no lock.
 #[derive(Debug, Default)]
 pub(crate) struct Breakers {
-    map: Arc<Mutex<HashMap<String, State>>>,
+    map: Mutex<HashMap<String, State>>,
+    /// How many servers `map` holds, readable without the lock.
+    tracked: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -43,26 +48,34 @@ struct Open {
 }
 
 /// A call let through: report how it went with [`Ticket::reached`] or
-/// [`Ticket::unreachable`]; a ticket dropped unreported (a cancelled call) frees a trial.
+/// [`Ticket::unreachable`]; a trial's ticket dropped unreported (a cancelled call) frees
+/// the trial.
 #[derive(Debug)]
-pub(crate) struct Ticket {
-    map: Arc<Mutex<HashMap<String, State>>>,
-    key: String,
-    trial: bool,
+pub(crate) struct Ticket<'a> {
+    breakers: &'a Breakers,
+    /// The server's key, when this call is its trial.
+    trial: Option<String>,
     reported: bool,
 }
 
-fn lock(map: &Mutex<HashMap<String, State>>) -> std::sync::MutexGuard<'_, HashMap<String, State>> {
-    map.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Breakers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, State>> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Lets a call to the server `key` (named `origin` in messages) through, or says why
     /// not: its breaker is open.
-    pub(crate) fn admit(&self, key: &str, origin: &str) -> Result<Ticket, String> {
-        let mut map = lock(&self.map);
+    pub(crate) fn admit(&self, key: &str, origin: &str) -> Result<Ticket<'_>, String> {
+        let mut ticket = Ticket {
+            breakers: self,
+            trial: None,
+            reported: false,
+        };
+        if self.tracked.load(Ordering::Acquire) == 0 {
+            return Ok(ticket);
+        }
+        let mut map = self.lock();
         let now = Instant::now();
-        let mut trial = false;
         if let Some(open) = map.get_mut(key).and_then(|s| s.open.as_mut()) {
             if now < open.until || open.trial {
                 let wait = open
@@ -83,43 +96,38 @@ impl Breakers {
                 ));
             }
             open.trial = true;
-            trial = true;
+            ticket.trial = Some(key.to_owned());
             observe::breaker(origin, "half_open");
         }
-        Ok(Ticket {
-            map: self.map.clone(),
-            key: key.to_owned(),
-            trial,
-            reported: false,
-        })
+        Ok(ticket)
     }
 }
 
-impl Ticket {
-    /// The call reached the server (whatever it answered).
-    pub(crate) fn reached(mut self, origin: &str) {
+impl Ticket<'_> {
+    /// The call reached the server `key` (whatever it answered): it is no longer tracked.
+    pub(crate) fn reached(mut self, key: &str, origin: &str) {
         self.reported = true;
-        let mut map = lock(&self.map);
-        if let Some(state) = map.get_mut(&self.key) {
-            if state.open.take().is_some() {
-                observe::breaker(origin, "closed");
-            }
-            state.failures = 0;
+        let breakers = self.breakers;
+        if breakers.tracked.load(Ordering::Acquire) == 0 {
+            return;
         }
-        if map.len() > MAX_SERVERS {
-            map.retain(|_, s| s.failures > 0 || s.open.is_some());
+        let mut map = breakers.lock();
+        if map.remove(key).is_some_and(|state| state.open.is_some()) {
+            observe::breaker(origin, "closed");
         }
+        breakers.tracked.store(map.len(), Ordering::Release);
     }
 
-    /// The call could not reach the server.
-    pub(crate) fn unreachable(mut self, origin: &str) {
+    /// The call could not reach the server `key`.
+    pub(crate) fn unreachable(mut self, key: &str, origin: &str) {
         self.reported = true;
-        let mut map = lock(&self.map);
-        let state = map.entry(self.key.clone()).or_default();
+        let breakers = self.breakers;
+        let mut map = breakers.lock();
+        let state = map.entry(key.to_owned()).or_default();
         state.failures = state.failures.saturating_add(1);
         let now = Instant::now();
         match state.open.as_mut() {
-            Some(open) if self.trial => {
+            Some(open) if self.trial.is_some() => {
                 open.cooldown = (open.cooldown * 2).min(MAX_COOLDOWN);
                 open.until = now + open.cooldown;
                 open.trial = false;
@@ -137,15 +145,23 @@ impl Ticket {
             }
             None => {}
         }
+        if map.len() > MAX_SERVERS {
+            map.retain(|_, s| s.open.is_some());
+        }
+        breakers.tracked.store(map.len(), Ordering::Release);
     }
 }
 
-impl Drop for Ticket {
+impl Drop for Ticket<'_> {
     fn drop(&mut self) {
-        if self.trial
-            && !self.reported
-            && let Some(open) = lock(&self.map)
-                .get_mut(&self.key)
+        if self.reported {
+            return;
+        }
+        if let Some(key) = &self.trial
+            && let Some(open) = self
+                .breakers
+                .lock()
+                .get_mut(key)
                 .and_then(|s| s.open.as_mut())
         {
             open.trial = false;
@@ -183,12 +199,13 @@ mod tests {
     fn it_opens_after_failures_in_a_row_and_closes_on_a_reached_trial() {
         let breakers = Breakers::default();
         for _ in 0..TRIP_AFTER - 1 {
-            breakers.admit("k", "o").unwrap().unreachable("o");
+            breakers.admit("k", "o").unwrap().unreachable("k", "o");
         }
-        // One answer resets the count.
-        breakers.admit("k", "o").unwrap().reached("o");
+        // One answer resets the count, and the server is no longer tracked.
+        breakers.admit("k", "o").unwrap().reached("k", "o");
+        assert_eq!(breakers.tracked.load(Ordering::Acquire), 0);
         for _ in 0..TRIP_AFTER {
-            breakers.admit("k", "o").unwrap().unreachable("o");
+            breakers.admit("k", "o").unwrap().unreachable("k", "o");
         }
         let refused = breakers.admit("k", "o").unwrap_err();
         assert!(
@@ -200,7 +217,8 @@ mod tests {
             "breakers are per server"
         );
         // After the cooldown one trial goes; the others still fail at once.
-        lock(&breakers.map)
+        breakers
+            .lock()
             .get_mut("k")
             .unwrap()
             .open
@@ -216,17 +234,18 @@ mod tests {
         );
         // A dropped trial frees the slot; a failed one doubles the cooldown.
         drop(trial);
-        breakers.admit("k", "o").unwrap().unreachable("o");
-        let cooldown = lock(&breakers.map)["k"].open.as_ref().unwrap().cooldown;
+        breakers.admit("k", "o").unwrap().unreachable("k", "o");
+        let cooldown = breakers.lock()["k"].open.as_ref().unwrap().cooldown;
         assert_eq!(cooldown, FIRST_COOLDOWN * 2);
-        lock(&breakers.map)
+        breakers
+            .lock()
             .get_mut("k")
             .unwrap()
             .open
             .as_mut()
             .unwrap()
             .until = Instant::now();
-        breakers.admit("k", "o").unwrap().reached("o");
+        breakers.admit("k", "o").unwrap().reached("k", "o");
         assert!(breakers.admit("k", "o").is_ok(), "closed again");
     }
 

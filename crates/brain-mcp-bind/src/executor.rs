@@ -131,8 +131,8 @@ impl McpExecutor {
         let result = self.run_on(server, tool, ctx).await;
         if let Some(ticket) = ticket {
             match &result {
-                Err(e) if e.unreachable() => ticket.unreachable(server.origin()),
-                _ => ticket.reached(server.origin()),
+                Err(e) if e.unreachable() => ticket.unreachable(server.key(), server.origin()),
+                _ => ticket.reached(server.key(), server.origin()),
             }
         }
         // Taken after the call: an OAuth token got during it is a secret too.
