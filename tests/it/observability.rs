@@ -5,6 +5,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use std::time::Duration;
+
+use brain_mcp_bind::{ManagedServer, ToolSpec};
+use brain_tests::peers::Peer;
 use brain_tests::server::{Era, ServerConfig, TestServer};
 use brain_tools_core::{NoProgress, ToolCall};
 use serde_json::json;
@@ -23,6 +27,26 @@ impl Recorded {
             .map(|l| format!("{}={}", l.key(), l.value()))
             .collect();
         format!("{}{{{}}}", key.name(), labels.join(","))
+    }
+
+    /// The sum over every series of metric `name` whose labels include all of `labels`
+    /// (`key=value`) and none of `absent` (label names).
+    fn sum(&self, name: &str, labels: &[&str], absent: &[&str]) -> u64 {
+        let recorded = self.0.lock().expect("metrics");
+        recorded
+            .iter()
+            .filter(|(key, _)| {
+                let Some(rest) = key.strip_prefix(name).and_then(|r| r.strip_prefix('{')) else {
+                    return false;
+                };
+                let have: Vec<&str> = rest.trim_end_matches('}').split(',').collect();
+                labels.iter().all(|l| have.contains(l))
+                    && absent
+                        .iter()
+                        .all(|a| !have.iter().any(|h| h.starts_with(&format!("{a}="))))
+            })
+            .map(|(_, n)| *n)
+            .sum()
     }
 
     fn get(&self, key: &str) -> u64 {
@@ -109,16 +133,24 @@ impl metrics::Recorder for Recorded {
     }
 }
 
-#[test]
-fn calls_sessions_connections_and_bytes_are_counted() {
+/// What `work` recorded, run on a runtime of this thread (the recorder is the thread's).
+fn recording(work: impl Future<Output = ()>) -> Recorded {
     let recorded = Recorded::default();
-    let server = TestServer::start(ServerConfig::new(Era::Handshake));
     metrics::with_local_recorder(&recorded, || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("runtime");
-        rt.block_on(async {
+        rt.block_on(work);
+    });
+    recorded
+}
+
+#[test]
+fn calls_sessions_connections_and_bytes_are_counted() {
+    let server = TestServer::start(ServerConfig::new(Era::Handshake));
+    let recorded = recording(async {
+        {
             let h = Harness::new();
             let echo = binding(spec("echo", &server.url(), "echo"));
             let fail = binding(spec("fail", &server.url(), "fail"));
@@ -138,7 +170,7 @@ fn calls_sessions_connections_and_bytes_are_counted() {
             )
             .await;
             h.flush().await;
-        });
+        }
     });
     assert_eq!(
         recorded.get("brain_tool_calls_total{tool=echo,outcome=ok}"),
@@ -161,10 +193,97 @@ fn calls_sessions_connections_and_bytes_are_counted() {
         3
     );
     assert_eq!(recorded.get("brain_mcp_sessions_opened_total{}"), 3);
+    // OpenTelemetry's MCP histograms: one session per call, ended cleanly; every
+    // request and notification of the calls.
+    let port = server.addr().port().to_string();
+    let server_port = format!("server.port={port}");
+    let peer = [
+        "network.transport=tcp",
+        "network.protocol.name=http",
+        "server.address=127.0.0.1",
+        server_port.as_str(),
+    ];
     assert_eq!(
-        recorded.get("brain_mcp_sessions_ended_total{result=closed}"),
+        recorded.sum("mcp.client.session.duration", &peer, &["error.type"]),
         3
+    );
+    let op = "mcp.client.operation.duration";
+    let calls = |tool: &str, extra: &[&str]| -> Vec<String> {
+        let mut labels = vec![
+            "mcp.method.name=tools/call".to_owned(),
+            "gen_ai.operation.name=execute_tool".to_owned(),
+            format!("gen_ai.tool.name={tool}"),
+        ];
+        labels.extend(extra.iter().chain(peer.iter()).map(|l| (*l).to_owned()));
+        labels
+    };
+    let sum = |labels: Vec<String>, absent: &[&str]| {
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        recorded.sum(op, &labels, absent)
+    };
+    assert_eq!(sum(calls("echo", &[]), &["error.type"]), 2);
+    assert_eq!(sum(calls("fail", &["error.type=tool_error"]), &[]), 1);
+    assert_eq!(
+        recorded.sum(op, &["mcp.method.name=initialize"], &["error.type"]),
+        3
+    );
+    assert_eq!(
+        recorded.sum(
+            op,
+            &["mcp.method.name=notifications/initialized"],
+            &["error.type"]
+        ),
+        3
+    );
+    // The era probe, once: a handshake-era server refuses it, and that is its error.
+    assert_eq!(
+        recorded.sum(op, &["mcp.method.name=server/discover"], &[]),
+        1
+    );
+    assert_eq!(
+        recorded.sum(op, &["mcp.method.name=server/discover"], &["error.type"]),
+        0
     );
     assert!(recorded.get("brain_mcp_connections_opened_total{}") >= 1);
     assert!(recorded.get("brain_mcp_bytes_received_total{}") > 0);
+}
+
+#[test]
+fn a_managed_stdio_server_reports_its_operations_over_pipes() {
+    let recorded = recording(async {
+        {
+            let cmd = Peer::everything_stdio_command().expect("server-everything");
+            let server = ManagedServer::stdio("everything", &cmd.program)
+                .args(&cmd.args)
+                .tool(ToolSpec::new("echo", [TENANT]));
+            let host = crate::stdio_support::host();
+            host.add_server(server).await.expect("its tools load");
+            let out =
+                crate::stdio_support::call(&host, "echo", "m-pipe", json!({"message": "hi"})).await;
+            assert_eq!(out.result["is_error"], false, "{}", out.result);
+            assert!(host.shutdown(Duration::from_secs(10)).await);
+        }
+    });
+    let op = "mcp.client.operation.duration";
+    let pipe = "network.transport=pipe";
+    let peer = ["server.address", "server.port", "network.protocol.name"];
+    assert_eq!(
+        recorded.sum(
+            op,
+            &["mcp.method.name=tools/call", "gen_ai.tool.name=echo", pipe],
+            &peer
+        ),
+        1
+    );
+    // A handshake-era child: its session opened with initialize and ended with it.
+    assert!(recorded.sum(op, &["mcp.method.name=initialize", pipe], &peer) >= 1);
+    assert!(recorded.sum("mcp.client.session.duration", &[pipe], &["error.type"]) >= 1);
+    assert_eq!(
+        recorded.sum(
+            "mcp.client.session.duration",
+            &["network.transport=tcp"],
+            &[]
+        ),
+        0
+    );
 }

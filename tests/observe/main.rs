@@ -143,6 +143,11 @@ impl Capture {
 
 /// One call of `echo` with the token and a trace context.
 async fn traced_call(server: &TestServer, text: &str) -> Value {
+    traced_call_of(server, "echo", text).await
+}
+
+/// One call of the binding `echo`, bound to the server's tool `tool`.
+async fn traced_call_of(server: &TestServer, tool: &str, text: &str) -> Value {
     let client = McpClient::new().expect("client");
     let executor = McpExecutor::new(client.clone());
     let config = HostConfig::from_value(&json!({"tools": [{
@@ -150,7 +155,7 @@ async fn traced_call(server: &TestServer, text: &str) -> Value {
         "description": "echo",
         "input_schema": {"type": "object"},
         "url": server.url(),
-        "mcp_tool": "echo",
+        "mcp_tool": tool,
         "token_env": "OBS_TOKEN",
         "tenants": [TENANT],
     }]}))
@@ -185,6 +190,10 @@ fn spans_events_trace_context_and_no_token_at_any_level() {
     rt.block_on(async {
         a_call_has_its_span_its_exchanges_and_its_outcome(&capture).await;
         capture.clear();
+        mcp_operations_have_opentelemetry_names(&capture).await;
+        capture.clear();
+        failed_operations_say_how(&capture).await;
+        capture.clear();
         the_token_never_appears_even_at_trace(&capture).await;
         capture.clear();
         oauth_secrets_never_appear_even_at_trace(&capture).await;
@@ -202,10 +211,12 @@ async fn a_call_has_its_span_its_exchanges_and_its_outcome(capture: &Capture) {
         assert_eq!(calls.len(), 1, "{era:?}");
         let call = &calls[0];
         for (field, value) in [
-            ("tool", "echo"),
+            ("otel.name", "execute_tool echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", "echo"),
             ("tenant", TENANT),
-            ("call_id", "obs-1"),
-            ("session_id", "session-obs"),
+            ("gen_ai.tool.call.id", "obs-1"),
+            ("gen_ai.conversation.id", "session-obs"),
             ("remote_tool", "echo"),
             ("is_error", "false"),
             ("trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"),
@@ -221,6 +232,7 @@ async fn a_call_has_its_span_its_exchanges_and_its_outcome(capture: &Capture) {
         for field in ["era", "exchanges", "bytes_in", "duration_ms"] {
             assert!(call.contains_key(field), "{era:?} {field}: {call:?}");
         }
+        assert!(!call.contains_key("error.type"), "{call:?}");
         let methods: Vec<String> = seen
             .spans_named("mcp_exchange")
             .into_iter()
@@ -266,6 +278,134 @@ async fn a_call_has_its_span_its_exchanges_and_its_outcome(capture: &Capture) {
             "{era:?}"
         );
     }
+}
+
+/// The `mcp_operation` spans of the last call, by their OpenTelemetry name.
+fn operations(seen: &Seen) -> BTreeMap<String, Fields> {
+    seen.spans_named("mcp_operation")
+        .into_iter()
+        .map(|f| (f.get("otel.name").cloned().unwrap_or_default(), f))
+        .collect()
+}
+
+async fn mcp_operations_have_opentelemetry_names(capture: &Capture) {
+    for era in [Era::Handshake, Era::Stateless] {
+        let server = TestServer::start(ServerConfig::new(era));
+        capture.clear();
+        let result = traced_call(&server, "hello").await;
+        assert_eq!(result["is_error"], false, "{result}");
+        let ops = operations(&capture.seen);
+        let port = server.addr().port().to_string();
+        let call = ops
+            .get("tools/call echo")
+            .unwrap_or_else(|| panic!("{era:?}: {ops:?}"));
+        for (field, value) in [
+            ("otel.kind", "client"),
+            ("mcp.method.name", "tools/call"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("network.transport", "tcp"),
+            ("network.protocol.name", "http"),
+            ("server.address", "127.0.0.1"),
+            ("server.port", port.as_str()),
+        ] {
+            assert_eq!(
+                call.get(field).map(String::as_str),
+                Some(value),
+                "{era:?} {field}: {call:?}"
+            );
+        }
+        assert!(call.contains_key("jsonrpc.request.id"), "{call:?}");
+        assert!(!call.contains_key("error.type"), "{call:?}");
+        let version = call.get("mcp.protocol.version").map(String::as_str);
+        let discover = ops
+            .get("server/discover")
+            .unwrap_or_else(|| panic!("{ops:?}"));
+        assert_eq!(
+            discover.get("mcp.method.name").map(String::as_str),
+            Some("server/discover")
+        );
+        if era == Era::Handshake {
+            assert!(version.is_some_and(|v| v.starts_with("2025-")), "{call:?}");
+            assert!(call.contains_key("mcp.session.id"), "{call:?}");
+            // A handshake-era server refuses the 2026 probe: that operation failed.
+            assert!(discover.contains_key("error.type"), "{discover:?}");
+            assert!(ops.contains_key("initialize"), "{ops:?}");
+            let initialized = ops
+                .get("notifications/initialized")
+                .unwrap_or_else(|| panic!("{ops:?}"));
+            assert!(
+                !initialized.contains_key("jsonrpc.request.id"),
+                "a notification has no id"
+            );
+        } else {
+            assert_eq!(version, Some("2026-07-28"), "{call:?}");
+            assert!(!call.contains_key("mcp.session.id"), "{call:?}");
+            assert!(!discover.contains_key("error.type"), "{discover:?}");
+            assert!(!ops.contains_key("initialize"), "{ops:?}");
+        }
+    }
+}
+
+async fn failed_operations_say_how(capture: &Capture) {
+    let server = TestServer::start(ServerConfig::new(Era::Stateless));
+    // A tool's own error: `tool_error` on both spans.
+    let result = traced_call_of(&server, "fail", "x").await;
+    assert_eq!(result["is_error"], true, "{result}");
+    let ops = operations(&capture.seen);
+    let op = ops
+        .get("tools/call fail")
+        .unwrap_or_else(|| panic!("{ops:?}"));
+    assert_eq!(
+        op.get("error.type").map(String::as_str),
+        Some("tool_error"),
+        "{op:?}"
+    );
+    assert_eq!(
+        op.get("otel.status_code").map(String::as_str),
+        Some("error"),
+        "{op:?}"
+    );
+    let call = &capture.seen.spans_named("tool_call")[0];
+    assert_eq!(
+        call.get("error.type").map(String::as_str),
+        Some("tool_error"),
+        "{call:?}"
+    );
+    capture.clear();
+    // A JSON-RPC error: its code, and the server's message as the status description.
+    let result = traced_call_of(&server, "no-such-tool", "x").await;
+    assert_eq!(result["is_error"], true, "{result}");
+    let ops = operations(&capture.seen);
+    let op = ops
+        .get("tools/call no-such-tool")
+        .unwrap_or_else(|| panic!("{ops:?}"));
+    assert_eq!(
+        op.get("error.type").map(String::as_str),
+        Some("-32602"),
+        "{op:?}"
+    );
+    assert_eq!(
+        op.get("rpc.response.status_code").map(String::as_str),
+        Some("-32602"),
+        "{op:?}"
+    );
+    assert!(
+        op.get("otel.status_description")
+            .is_some_and(|d| !d.is_empty()),
+        "{op:?}"
+    );
+    let call = &capture.seen.spans_named("tool_call")[0];
+    assert_eq!(
+        call.get("error.type").map(String::as_str),
+        Some("rpc_error"),
+        "{call:?}"
+    );
+    assert_eq!(
+        call.get("otel.status_code").map(String::as_str),
+        Some("error"),
+        "{call:?}"
+    );
 }
 
 async fn the_token_never_appears_even_at_trace(capture: &Capture) {

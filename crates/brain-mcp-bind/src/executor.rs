@@ -171,7 +171,9 @@ impl McpExecutor {
             budget: read_budget(ctx.binding.max_output_bytes()),
             key: server.key(),
         };
-        let result = driver::call(&mut channel, &calling).await?;
+        // Boxed: the call loop's state (most of a call's future) is then moved once, not
+        // at every level that awaits this one.
+        let result = Box::pin(driver::call(&mut channel, &calling)).await?;
         if let Server::Stdio(stdio) = server {
             stdio.worked();
         }

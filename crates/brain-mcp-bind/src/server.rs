@@ -87,15 +87,22 @@ impl Server {
     ) -> Result<Channel, DriverError> {
         let framing = Framing::for_era(era);
         match self {
+            // Boxed, as below: a session's state stays out of the futures of calls that
+            // open none.
             Self::Http(link) if framing.opens_session() => {
-                driver::open_session(client, Link::Http(link.clone()), identity).await
+                Box::pin(driver::open_session(
+                    client,
+                    Link::Http(link.clone()),
+                    identity,
+                ))
+                .await
             }
             Self::Http(link) => Ok(Channel::sessionless(
                 client,
                 Link::Http(link.clone()),
                 framing,
             )),
-            Self::Stdio(server) => server.channel(framing, deadline, bounded).await,
+            Self::Stdio(server) => Box::pin(server.channel(framing, deadline, bounded)).await,
         }
     }
 

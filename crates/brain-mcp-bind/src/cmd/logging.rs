@@ -280,7 +280,7 @@ fn exchange_line(event: &Fields, span: &Fields) -> Option<String> {
         event.get("bytes").unwrap_or("0"),
         event.get("duration_ms").unwrap_or("?")
     );
-    if let Some(session) = span.get("mcp_session") {
+    if let Some(session) = span.get("mcp.session.id") {
         let _ = write!(line, ", session {session}");
     }
     if let Some(id) = event.get("connection") {
@@ -318,10 +318,10 @@ fn event_line(event: &Fields) -> Option<String> {
             };
             format!("era {} for {} ({how})", field("era"), field("server"))
         }
-        "session opened" => format!("session {} opened", field("mcp_session")),
+        "session opened" => format!("session {} opened", field("mcp.session.id")),
         "session closed" => format!(
             "session {} closed (DELETE answered {})",
-            field("mcp_session"),
+            field("mcp.session.id"),
             field("status")
         ),
         _ => {

@@ -15,8 +15,9 @@ use crate::client::McpClient;
 use brain_mcp_transport::TransportError;
 
 use super::request::ended;
-use crate::observe;
+use crate::observe::{self, Failure, Operation};
 use crate::responder::{Responder, ServerRequest};
+use tracing::Instrument;
 
 /// Who answers a server's requests for user input during one call: the executor's
 /// responder, told whose call it is, or nobody (a refusal: Brain's bindings have no user).
@@ -108,31 +109,68 @@ async fn run(
     mut out: Outgoing,
     (exchanges, bytes_in): &mut (u64, u64),
 ) -> Result<CallToolResult, DriverError> {
+    let tool = Some(calling.request.tool);
     loop {
         channel.cleanup.in_flight = call.in_flight();
         *exchanges += 1;
-        let mut replies = match channel.link.request(out, calling.budget).await {
-            Ok(replies) => replies,
-            Err(e) => return Err(failed(call, e)),
-        };
-        loop {
-            let received = match replies.next().await {
-                Some(Ok(received)) => received,
-                Some(Err(e)) => return Err(failed(call, e)),
-                None => return Err(DriverError::new(Step::Call, Cause::Core(ended()))),
-            };
-            *bytes_in += received.bytes as u64;
-            call.handle(received.message);
-            match act(channel, calling, call).await {
-                Next::Read => {}
-                Next::Resend(next) => {
-                    out = next;
-                    break;
-                }
-                Next::Done(outcome) => {
-                    return outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e)));
-                }
+        let link = &channel.link;
+        let op = Operation::start(link.peer(), &channel.framing, &out, tool, || link.secrets());
+        let round = round(channel, calling, call, out, bytes_in)
+            .instrument(op.span())
+            .await
+            .and_then(|round| match round {
+                Round::Done(Err(e)) => Err(DriverError::new(Step::Call, Cause::Core(e))),
+                round => Ok(round),
+            });
+        let failure = match &round {
+            Err(e) => Some(e.failure()),
+            Ok(Round::Done(Ok(result))) if result.is_error == Some(true) => {
+                Some(Failure::of("tool_error"))
             }
+            Ok(_) => None,
+        };
+        op.end(failure, || link.secrets());
+        match round? {
+            Round::Resend(next) => out = next,
+            Round::Done(outcome) => {
+                return outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e)));
+            }
+        }
+    }
+}
+
+/// How one `tools/call` round ended.
+enum Round {
+    /// Send this `tools/call` next (an `input_required` round under a new id).
+    Resend(Outgoing),
+    /// The call is over.
+    Done(Result<CallToolResult, CallError>),
+}
+
+/// One `tools/call` sent and its reply read until the core says what comes next.
+async fn round(
+    channel: &Channel,
+    calling: &Calling<'_>,
+    call: &mut Call,
+    out: Outgoing,
+    bytes_in: &mut u64,
+) -> Result<Round, DriverError> {
+    let mut replies = match channel.link.request(out, calling.budget).await {
+        Ok(replies) => replies,
+        Err(e) => return Err(failed(call, e)),
+    };
+    loop {
+        let received = match replies.next().await {
+            Some(Ok(received)) => received,
+            Some(Err(e)) => return Err(failed(call, e)),
+            None => return Err(DriverError::new(Step::Call, Cause::Core(ended()))),
+        };
+        *bytes_in += received.bytes as u64;
+        call.handle(received.message);
+        match act(channel, calling, call).await {
+            Next::Read => {}
+            Next::Resend(next) => return Ok(Round::Resend(next)),
+            Next::Done(outcome) => return Ok(Round::Done(outcome)),
         }
     }
 }

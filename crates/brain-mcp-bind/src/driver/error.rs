@@ -8,6 +8,7 @@ use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, T
 use brain_tools_core::{ErrorKind, ToolFailure};
 
 use crate::convert::ConvertError;
+use crate::observe::Failure;
 
 /// Which step of the work with a server failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +216,22 @@ impl DriverError {
         }
     }
 
+    /// How the step failed, as telemetry names it (`error.type`, docs/observability.md):
+    /// the server's JSON-RPC error code, else the HTTP status it answered with, else
+    /// Brain's error kind.
+    pub(crate) fn failure(&self) -> Failure {
+        match (&self.cause, self.status) {
+            (Cause::Core(CallError::Rpc { error, .. }), _) => {
+                Failure::rpc(error.code, &error.message)
+            }
+            (_, Some(status)) => Failure::of(status.to_string()),
+            (Cause::Link(e), None) => {
+                link_failure(e).unwrap_or_else(|| Failure::of(self.kind().as_str()))
+            }
+            _ => Failure::of(self.kind().as_str()),
+        }
+    }
+
     /// The step, as messages name it.
     pub(crate) fn step_name(&self) -> String {
         match self.step {
@@ -224,6 +241,19 @@ impl DriverError {
             Step::Call => "tools/call".into(),
         }
     }
+}
+
+/// How a link failure reads as telemetry's `error.type` when the server answered with an
+/// error status: its JSON-RPC error, else the status; `None` for a failure without an
+/// answer (its kind is the step's to say).
+pub(crate) fn link_failure(e: &TransportError) -> Option<Failure> {
+    let TransportKind::Status { status, rpc, .. } = e.kind() else {
+        return None;
+    };
+    Some(match rpc {
+        Some(rpc) => Failure::rpc(rpc.code, &rpc.message),
+        None => Failure::of(status.as_str().to_owned()),
+    })
 }
 
 /// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the

@@ -7,13 +7,15 @@ use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
 use brain_mcp_proto::client::{CallError, Identity};
 use tokio::time::Instant;
 
-use super::error::{Cause, DriverError, Step};
+use super::error::{Cause, DriverError, Step, link_failure};
 use super::request::CONTROL_BUDGET;
 use crate::client::McpClient;
 use brain_mcp_transport::{ErrorKind, TransportError};
 
 use crate::link::Link;
-use crate::observe;
+use crate::observe::{self, Failure, Operation};
+use brain_mcp_proto::jsonrpc::Inbound;
+use tracing::Instrument;
 
 /// The cached era of the server known as `key`, if any (noted as read from the cache).
 fn cached(client: &McpClient, key: &str, origin: &str) -> Option<Era> {
@@ -32,7 +34,7 @@ pub(crate) async fn era_of<F, P>(
     key: &str,
     origin: &str,
     deadline: Instant,
-    mut probe_once: F,
+    probe_once: F,
 ) -> Result<Era, DriverError>
 where
     F: FnMut() -> P,
@@ -41,6 +43,23 @@ where
     if let Some(era) = cached(client, key, origin) {
         return Ok(era);
     }
+    // Boxed: the probe's state stays out of every call's future (which a cached era,
+    // the common case, never needs).
+    Box::pin(learn(client, key, origin, deadline, probe_once)).await
+}
+
+/// [`era_of`] for a server whose era is not cached: one probe at a time per server.
+async fn learn<F, P>(
+    client: &McpClient,
+    key: &str,
+    origin: &str,
+    deadline: Instant,
+    mut probe_once: F,
+) -> Result<Era, DriverError>
+where
+    F: FnMut() -> P,
+    P: Future<Output = Result<Verdict, DriverError>>,
+{
     let _turn = client.probes().turn(key).await;
     // Another call may have learned the era while this one waited.
     if let Some(era) = cached(client, key, origin) {
@@ -88,33 +107,52 @@ pub(crate) async fn probe(
     patience: Option<Duration>,
 ) -> Result<Verdict, DriverError> {
     let out = era::probe(client.next_id(), identity);
+    let framing = era::probe_framing();
+    let op = Operation::start(link.peer(), &framing, &out, None, || link.secrets());
+    let mut failure = None;
     let ask = async {
         let mut replies = match link.request(out, CONTROL_BUDGET).await {
             Ok(replies) => replies,
             Err(e) if *e.kind() == ErrorKind::Authorization => {
                 return Err(DriverError::new(Step::Probe, Cause::Link(e)));
             }
-            Err(e) => return Ok(verdict_of(link, &e)),
+            Err(e) => {
+                failure = Some(link_failure(&e).unwrap_or_else(|| Failure::of(e.kind().as_str())));
+                return Ok(verdict_of(link, &e));
+            }
         };
         let verdict = loop {
             match replies.next().await {
                 Some(Ok(received)) if received.is_final_response => {
+                    if let Inbound::Error { code, message, .. } = &received.message {
+                        failure = Some(Failure::rpc(*code, message));
+                    }
                     break era::verdict(ProbeAnswer::Message(&received.message));
                 }
                 // Anything before the answer (a log line) says nothing about the era.
                 Some(Ok(_)) => {}
-                Some(Err(e)) => break verdict_of(link, &e),
+                Some(Err(e)) => {
+                    failure = Some(Failure::of(e.kind().as_str()));
+                    break verdict_of(link, &e);
+                }
                 None => break era::verdict(ProbeAnswer::NotAnAnswer),
             }
         };
         Ok(verdict)
-    };
-    match patience {
+    }
+    .instrument(op.span());
+    let verdict = match patience {
         Some(patience) => tokio::time::timeout(patience, ask)
             .await
             .unwrap_or_else(|_| Ok(era::verdict(ProbeAnswer::Silent))),
         None => ask.await,
-    }
+    };
+    let failure = match &verdict {
+        Err(e) => Some(e.failure()),
+        Ok(_) => failure,
+    };
+    op.end(failure, || link.secrets());
+    verdict
 }
 
 /// The core's verdict on a link's failure to carry the probe or its answer.

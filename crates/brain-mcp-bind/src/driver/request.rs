@@ -12,13 +12,31 @@ use brain_mcp_transport::{ErrorKind, TransportError};
 
 use super::error::{Cause, DriverError, Step};
 use crate::link::Link;
+use crate::observe::Operation;
+use tracing::Instrument;
 
 /// Bytes a discovery or handshake exchange may read (the tool list can be large).
 pub(crate) const CONTROL_BUDGET: usize = 8 * 1024 * 1024;
 
 /// Sends `out` in `framing` as `step`, and returns the result and the session id the reply
-/// carried.
+/// carried; one MCP operation for telemetry, however many times it is sent.
 pub(crate) async fn request(
+    link: &Link,
+    framing: &Framing,
+    out: Outgoing,
+    step: Step,
+) -> Result<(Box<RawValue>, Option<String>), DriverError> {
+    let op = Operation::start(link.peer(), framing, &out, None, || link.secrets());
+    let result = exchange(link, framing, out, step)
+        .instrument(op.span())
+        .await;
+    op.end(result.as_ref().err().map(DriverError::failure), || {
+        link.secrets()
+    });
+    result
+}
+
+async fn exchange(
     link: &Link,
     framing: &Framing,
     out: Outgoing,

@@ -9,8 +9,10 @@ use tracing::Instrument;
 use super::error::{Cause, DriverError, Step};
 use super::request::request;
 use crate::client::McpClient;
-use crate::link::Link;
-use crate::observe;
+use std::time::Instant;
+
+use crate::link::{Ended, Link};
+use crate::observe::{self, Operation};
 
 /// Where an exchange runs: the link, the framing its requests carry, and the guard that
 /// cleans up after it.
@@ -22,9 +24,10 @@ pub(crate) struct Channel {
 }
 
 impl Channel {
-    /// The link and framing, with nothing left to clean up: the caller takes the session
-    /// over (a pooled child keeps its session until a call takes it).
-    pub(crate) fn into_parts(self) -> (Link, Framing) {
+    /// The link and framing, and when the session opened, with nothing left to clean up:
+    /// the caller takes the session over (a pooled child keeps its session until a call
+    /// takes it).
+    pub(crate) fn into_parts(self) -> (Link, Framing, Option<Instant>) {
         let Self {
             link,
             framing,
@@ -32,7 +35,7 @@ impl Channel {
         } = self;
         cleanup.in_flight = None;
         cleanup.ends_session = false;
-        (link, framing)
+        (link, framing, cleanup.opened)
     }
 
     /// A channel with nothing to end (a 2026-era server: no session).
@@ -58,6 +61,8 @@ pub(crate) struct Cleanup {
     pub(crate) in_flight: Option<RequestId>,
     /// Whether the session is the exchange's to end.
     ends_session: bool,
+    /// When the session opened (`initialize` answered), for its duration.
+    pub(crate) opened: Option<Instant>,
 }
 
 impl Cleanup {
@@ -73,6 +78,7 @@ impl Cleanup {
             framing,
             in_flight: None,
             ends_session,
+            opened: None,
         }
     }
 }
@@ -90,15 +96,25 @@ impl Drop for Cleanup {
         let link = self.link.clone();
         let framing = self.framing.clone();
         let ends_session = self.ends_session;
+        let opened = self.opened;
         // The cleanup's events belong to the call (or discovery) that opened the session.
         let parent = tracing::Span::current();
         let work = async move {
             if let Some(cancel) = cancel {
                 observe::cancel_sent();
-                link.notify(cancel).await;
+                let op = Operation::start(link.peer(), &framing, &cancel, None, || link.secrets());
+                link.notify(cancel).instrument(op.span()).await;
+                op.end(None, || link.secrets());
             }
             if ends_session {
-                link.end(&framing).await;
+                let failed = match link.end(&framing).await {
+                    Ended::Nothing => return,
+                    Ended::Closed => None,
+                    Ended::Failed(status) => Some(status),
+                };
+                if let Some(opened) = opened {
+                    observe::session_duration(link.peer(), &framing, opened, failed);
+                }
             }
         };
         self.client.spawn_cleanup(work.instrument(parent));
@@ -124,12 +140,21 @@ pub(crate) async fn open_session(
     }
     let pending = handshake::pending(session_id.clone());
     let mut cleanup = Cleanup::new(client, link.clone(), pending, true);
+    cleanup.opened = Some(Instant::now());
     let framing = handshake::negotiated(&result, session_id)
         .map_err(|e| DriverError::new(Step::Handshake, Cause::Core(e.into())))?;
     cleanup.framing = framing.clone();
-    link.send(handshake::initialized(&framing))
+    let out = handshake::initialized(&framing);
+    let op = Operation::start(link.peer(), &framing, &out, None, || link.secrets());
+    let sent = link
+        .send(out)
+        .instrument(op.span())
         .await
-        .map_err(|e| DriverError::new(Step::Handshake, Cause::Link(e)))?;
+        .map_err(|e| DriverError::new(Step::Handshake, Cause::Link(e)));
+    op.end(sent.as_ref().err().map(DriverError::failure), || {
+        link.secrets()
+    });
+    sent?;
     Ok(Channel {
         link,
         framing,

@@ -10,8 +10,9 @@ use brain_mcp_transport::{
 };
 use tracing::Instrument;
 
+use super::Ended;
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
-use crate::observe;
+use crate::observe::{self, Peer};
 use crate::target::Target;
 
 /// Bytes the reply to a message that expects none may take.
@@ -22,11 +23,22 @@ const UNANSWERED_BUDGET: usize = 64 * 1024;
 pub(crate) struct HttpLink {
     client: McpClient,
     target: Arc<Target>,
+    peer: Peer,
 }
 
 impl HttpLink {
     pub(crate) fn new(client: McpClient, target: Arc<Target>) -> Self {
-        Self { client, target }
+        let peer = Peer::http(&target.url);
+        Self {
+            client,
+            target,
+            peer,
+        }
+    }
+
+    /// The server's host and port, as telemetry names them.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.peer
     }
 
     /// The server this link reaches.
@@ -128,9 +140,9 @@ impl HttpLink {
 
     /// The session's `DELETE`, when the server gave a session id; the core says what the
     /// answer means, and the client counts it.
-    pub(super) async fn end(&self, framing: &Framing) {
+    pub(super) async fn end(&self, framing: &Framing) -> Ended {
         let Some(headers) = handshake::close(framing) else {
-            return;
+            return Ended::Nothing;
         };
         let target = &self.target;
         let id = framing.session_id();
@@ -151,6 +163,11 @@ impl HttpLink {
         let closed = status.is_some_and(handshake::closed);
         self.client.sessions().ended(closed);
         observe::session_ended(target, id, closed, status);
+        if closed {
+            Ended::Closed
+        } else {
+            Ended::Failed(status)
+        }
     }
 }
 

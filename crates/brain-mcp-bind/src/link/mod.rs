@@ -20,6 +20,8 @@ use brain_mcp_transport::{Delivery, ErrorKind, Received, ReplyStream, Secrets, T
 
 pub(crate) use http::HttpLink;
 
+use crate::observe::{self, Peer};
+
 /// A link to one server.
 #[derive(Clone, Debug)]
 pub(crate) enum Link {
@@ -27,6 +29,18 @@ pub(crate) enum Link {
     Http(HttpLink),
     /// A child process.
     Child(Arc<ChildLink>),
+}
+
+/// How ending a session went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// There was no session to end (the server gave no session id).
+    Nothing,
+    /// The session is over.
+    Closed,
+    /// The server's answer to its `DELETE` says it may live on: the status, or `None`
+    /// when none came.
+    Failed(Option<u16>),
 }
 
 /// The replies to one request, in order, ending at its response.
@@ -42,6 +56,14 @@ impl Link {
         match self {
             Self::Http(http) => http.target().secrets_now(),
             Self::Child(_) => Secrets::none(),
+        }
+    }
+
+    /// Where this link's messages go, as telemetry names it.
+    pub(crate) fn peer(&self) -> &Peer {
+        match self {
+            Self::Http(http) => http.peer(),
+            Self::Child(_) => &observe::PIPE,
         }
     }
 
@@ -88,10 +110,13 @@ impl Link {
     /// Ends the session `framing` holds on this link: its `DELETE` over HTTP (when the
     /// server gave a session id), the child itself over stdio (a handshake-era session
     /// is a process).
-    pub(crate) async fn end(&self, framing: &Framing) {
+    pub(crate) async fn end(&self, framing: &Framing) -> Ended {
         match self {
             Self::Http(http) => http.end(framing).await,
-            Self::Child(child) => child.close().await,
+            Self::Child(child) => {
+                child.close().await;
+                Ended::Closed
+            }
         }
     }
 

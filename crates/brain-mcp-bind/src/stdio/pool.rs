@@ -20,13 +20,16 @@ use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 pub(super) struct Ready {
     pub(super) child: Arc<ChildLink>,
     framing: Framing,
+    /// When its session opened.
+    opened: Option<std::time::Instant>,
 }
 
 impl Ready {
     /// The channel of the call it serves: the child is closed when the call ends.
     pub(super) fn into_channel(self, client: &McpClient) -> Channel {
         let link = Link::Child(self.child);
-        let cleanup = Cleanup::new(client, link.clone(), self.framing.clone(), true);
+        let mut cleanup = Cleanup::new(client, link.clone(), self.framing.clone(), true);
+        cleanup.opened = self.opened;
         Channel {
             link,
             framing: self.framing,
@@ -85,8 +88,12 @@ impl StdioServer {
         let none = Default::default();
         match opened {
             Ok(Ok(channel)) => {
-                let (_, framing) = channel.into_parts();
-                Ok(Ready { child, framing })
+                let (_, framing, opened) = channel.into_parts();
+                Ok(Ready {
+                    child,
+                    framing,
+                    opened,
+                })
             }
             // The child ended: the reader counts that as a crash.
             Ok(Err(e)) if matches!(e.cause, Cause::Link(_)) => Err(handshake(format!(

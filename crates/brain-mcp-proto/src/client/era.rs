@@ -39,6 +39,11 @@ impl Era {
     }
 }
 
+/// The framing the probe is sent in: the latest version, stateless.
+pub fn probe_framing() -> Framing {
+    Framing::Stateless(ProtocolVersion::LATEST)
+}
+
 /// The probe: `server/discover` as a 2026-07-28 request with id `id`.
 pub fn probe(id: RequestId, identity: &Identity) -> Outgoing {
     let version = ProtocolVersion::LATEST;
@@ -51,7 +56,7 @@ pub fn probe(id: RequestId, identity: &Identity) -> Outgoing {
         ..EmptyParams::default()
     };
     let body = jsonrpc::encode_request(&id, methods::SERVER_DISCOVER, &params).unwrap_or_default();
-    let framing = Framing::Stateless(version);
+    let framing = probe_framing();
     let mut out = Outgoing::new(
         methods::SERVER_DISCOVER,
         body,

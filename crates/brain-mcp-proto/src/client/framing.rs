@@ -71,6 +71,16 @@ impl Framing {
         }
     }
 
+    /// The protocol version the messages of this framing speak, once known: the version
+    /// a handshake-era session negotiated (none before `initialize` is answered), or the
+    /// 2026-era version. Telemetry names it (`mcp.protocol.version`).
+    pub fn protocol_version(&self) -> Option<&'static str> {
+        match self {
+            Self::Handshake { version, .. } => version.map(ProtocolVersion::as_str),
+            Self::Stateless(v) => Some(v.as_str()),
+        }
+    }
+
     /// The session id, in a handshake-era session that has one.
     pub fn session_id(&self) -> Option<&str> {
         match self {
@@ -150,6 +160,18 @@ impl Framing {
 mod tests {
     use super::*;
     use crate::headers;
+
+    #[test]
+    fn the_protocol_version_is_known_once_negotiated() {
+        assert_eq!(Framing::before_session().protocol_version(), None);
+        let session = Framing::Handshake {
+            session: Some("s".into()),
+            version: Some(ProtocolVersion::V2025_06_18),
+        };
+        assert_eq!(session.protocol_version(), Some("2025-06-18"));
+        let stateless = Framing::Stateless(ProtocolVersion::V2026_07_28);
+        assert_eq!(stateless.protocol_version(), Some("2026-07-28"));
+    }
 
     #[test]
     fn the_names_are_the_protocol_names_lower_cased() {

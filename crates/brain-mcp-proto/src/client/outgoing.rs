@@ -65,8 +65,9 @@ pub enum Expect {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Outgoing {
-    /// The JSON-RPC method (`""` for a response to a server request), for logs.
-    pub method: String,
+    /// The JSON-RPC method (`""` for a response to a server request), for logs and
+    /// telemetry.
+    pub method: &'static str,
     /// The encoded message.
     pub body: Vec<u8>,
     /// The headers the era asks for (never the bearer token: the driver adds it).
@@ -87,9 +88,14 @@ pub struct Outgoing {
 }
 
 impl Outgoing {
-    pub(crate) fn new(method: &str, body: Vec<u8>, headers: Vec<Header>, expect: Expect) -> Self {
+    pub(crate) fn new(
+        method: &'static str,
+        body: Vec<u8>,
+        headers: Vec<Header>,
+        expect: Expect,
+    ) -> Self {
         Self {
-            method: method.to_owned(),
+            method,
             body,
             headers,
             expect,

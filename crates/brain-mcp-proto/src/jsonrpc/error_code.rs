@@ -51,6 +51,25 @@ impl ErrorCode {
         })
     }
 
+    /// The code as a label of bounded cardinality, for telemetry (OpenTelemetry's
+    /// `error.type`): the number of a code this crate knows, `_OTHER` for any other (a
+    /// server choosing codes at will cannot grow a metric without bound).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::PARSE_ERROR => "-32700",
+            Self::INVALID_REQUEST => "-32600",
+            Self::METHOD_NOT_FOUND => "-32601",
+            Self::INVALID_PARAMS => "-32602",
+            Self::INTERNAL_ERROR => "-32603",
+            Self::RESOURCE_NOT_FOUND => "-32002",
+            Self::URL_ELICITATION_REQUIRED => "-32042",
+            Self::HEADER_MISMATCH => "-32020",
+            Self::MISSING_REQUIRED_CLIENT_CAPABILITY => "-32021",
+            Self::UNSUPPORTED_PROTOCOL_VERSION => "-32022",
+            _ => "_OTHER",
+        }
+    }
+
     /// True for the codes JSON-RPC itself reserves (-32768 to -32000).
     pub fn is_reserved_range(self) -> bool {
         (-32768..=-32000).contains(&self.0)
@@ -87,6 +106,20 @@ mod tests {
         assert_eq!(ErrorCode(-32001).name(), None);
         assert_eq!(ErrorCode(-32001).to_string(), "-32001");
         assert_eq!(ErrorCode(-32020).to_string(), "-32020 (header mismatch)");
+    }
+
+    #[test]
+    fn labels_are_the_numbers_of_known_codes_only() {
+        for code in [
+            -32700, -32600, -32601, -32602, -32603, -32002, -32042, -32020, -32021, -32022,
+        ] {
+            let code = ErrorCode(code);
+            assert!(code.name().is_some());
+            assert_eq!(code.label(), code.0.to_string());
+        }
+        for unknown in [-32001, -32000, 0, 1, i64::MIN, i64::MAX] {
+            assert_eq!(ErrorCode(unknown).label(), "_OTHER");
+        }
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! What the MCP binding tells the operator (docs/observability.md): a `mcp_exchange` span
-//! around each message sent (the transport writes the exchange's event inside it), events
-//! for era decisions and sessions (target `brain::mcp`), the call span's MCP fields, and
-//! the session metrics.
+//! What the MCP binding tells the operator (docs/observability.md): OpenTelemetry's MCP
+//! client span and durations for each request or notification ([`operation`]), a
+//! `mcp_exchange` span around each HTTP message (the transport writes the exchange's event
+//! inside it), events for era decisions and sessions (target `brain::mcp`), the call
+//! span's MCP fields, and the session and breaker counters.
+
+mod operation;
 
 use brain_mcp_proto::client::{Era, Outgoing};
 use brain_mcp_proto::headers::MCP_SESSION_ID;
@@ -10,11 +13,11 @@ use tracing::Span;
 
 use crate::target::Target;
 
+pub(crate) use operation::{Failure, Operation, PIPE, Peer, session_duration};
+pub use operation::{OPERATION_DURATION, SESSION_DURATION};
+
 /// Metric: handshake-era sessions opened.
 pub const SESSIONS_OPENED: &str = "brain_mcp_sessions_opened_total";
-/// Metric: sessions ended, labelled `result`: `closed` (DELETE answered 2xx, 404 or 405)
-/// or `failed`.
-pub const SESSIONS_ENDED: &str = "brain_mcp_sessions_ended_total";
 /// Metric: circuit breaker changes, labelled `state`: `open`, `half_open` (a trial call
 /// goes) or `closed`.
 pub const BREAKER_CHANGES: &str = "brain_mcp_breaker_changes_total";
@@ -36,14 +39,14 @@ pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
     let method = if out.method.is_empty() {
         "response"
     } else {
-        out.method.as_str()
+        out.method
     };
     let session = out
         .headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
         .map(|h| short(&target.secrets, &h.value));
-    tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp_session = session)
+    tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = session)
 }
 
 /// The span of a session's `DELETE` (method `end session`).
@@ -52,7 +55,7 @@ pub(crate) fn delete_span(target: &Target, session: Option<&str>) -> Span {
         target: MCP_TARGET,
         "mcp_exchange",
         method = "end session",
-        mcp_session = session.map(|id| short(&target.secrets, id))
+        mcp.session.id = session.map(|id| short(&target.secrets, id))
     )
 }
 
@@ -66,20 +69,18 @@ pub(crate) fn era(origin: &str, era: Era, source: &'static str) {
 /// Notes a session the server opened.
 pub(crate) fn session_opened(secrets: &Secrets, id: &str) {
     let id = short(secrets, id);
-    Span::current().record("mcp_session", id.as_str());
+    Span::current().record("mcp.session.id", id.as_str());
     metrics::counter!(SESSIONS_OPENED).increment(1);
-    tracing::debug!(target: MCP_TARGET, mcp_session = id, "session opened");
+    tracing::event!(target: MCP_TARGET, tracing::Level::DEBUG, mcp.session.id = id, "session opened");
 }
 
 /// Notes how a session's `DELETE` went.
 pub(crate) fn session_ended(target: &Target, id: Option<&str>, closed: bool, status: Option<u16>) {
-    let result = if closed { "closed" } else { "failed" };
-    metrics::counter!(SESSIONS_ENDED, "result" => result).increment(1);
     let id = id.map(|id| short(&target.secrets, id));
     if closed {
-        tracing::debug!(target: MCP_TARGET, mcp_session = id, status, "session closed");
+        tracing::debug!(target: MCP_TARGET, status, mcp.session.id = id, "session closed");
     } else {
-        tracing::warn!(target: MCP_TARGET, mcp_session = id, status, "session DELETE failed; the server may keep it until its own timeout");
+        tracing::warn!(target: MCP_TARGET, status, mcp.session.id = id, "session DELETE failed; the server may keep it until its own timeout");
     }
 }
 
