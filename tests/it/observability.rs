@@ -16,9 +16,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call_support::{Harness, TENANT, binding, spec};
 
-/// Counters and histograms by name and labels.
+/// Counters and histograms by name and labels (a histogram counts its records), and the
+/// largest value each histogram recorded.
 #[derive(Default, Clone)]
-struct Recorded(Arc<Mutex<BTreeMap<String, u64>>>);
+struct Recorded(
+    Arc<Mutex<BTreeMap<String, u64>>>,
+    Arc<Mutex<BTreeMap<String, f64>>>,
+);
 
 impl Recorded {
     fn key(key: &metrics::Key) -> String {
@@ -47,6 +51,23 @@ impl Recorded {
             })
             .map(|(_, n)| *n)
             .sum()
+    }
+
+    /// The largest value recorded by any series of histogram `name` with all of `labels`.
+    fn largest(&self, name: &str, labels: &[&str]) -> f64 {
+        let largest = self.1.lock().expect("metrics");
+        largest
+            .iter()
+            .filter(|(key, _)| {
+                key.strip_prefix(name)
+                    .and_then(|r| r.strip_prefix('{'))
+                    .is_some_and(|rest| {
+                        let have: Vec<&str> = rest.trim_end_matches('}').split(',').collect();
+                        labels.iter().all(|l| have.contains(l))
+                    })
+            })
+            .map(|(_, v)| *v)
+            .fold(0.0, f64::max)
     }
 
     fn get(&self, key: &str) -> u64 {
@@ -82,7 +103,11 @@ impl metrics::CounterFn for Count {
 }
 
 impl metrics::HistogramFn for Count {
-    fn record(&self, _: f64) {
+    fn record(&self, value: f64) {
+        let mut largest = self.1.1.lock().expect("metrics");
+        let top = largest.entry(self.0.clone()).or_default();
+        *top = top.max(value);
+        drop(largest);
         *self
             .1
             .0
@@ -275,9 +300,31 @@ fn a_managed_stdio_server_reports_its_operations_over_pipes() {
         ),
         1
     );
+    // The reference server refuses the 2026 probe with -32601: that operation failed so.
+    assert_eq!(
+        recorded.sum(
+            op,
+            &[
+                "mcp.method.name=server/discover",
+                "error.type=-32601",
+                "rpc.response.status_code=-32601",
+                pipe
+            ],
+            &peer
+        ),
+        1
+    );
     // A handshake-era child: its session opened with initialize and ended with it.
     assert!(recorded.sum(op, &["mcp.method.name=initialize", pipe], &peer) >= 1);
-    assert!(recorded.sum("mcp.client.session.duration", &[pipe], &["error.type"]) >= 1);
+    // Every session opened ended: the call's, and those of children kept ready.
+    assert_eq!(
+        recorded.sum("mcp.client.session.duration", &[pipe], &["error.type"]),
+        recorded.sum(
+            op,
+            &["mcp.method.name=notifications/initialized", pipe],
+            &[]
+        )
+    );
     assert_eq!(
         recorded.sum(
             "mcp.client.session.duration",
@@ -285,5 +332,59 @@ fn a_managed_stdio_server_reports_its_operations_over_pipes() {
             &[]
         ),
         0
+    );
+}
+
+/// Accepts every form, after `delay` (a user taking their time).
+struct SlowUser(Duration);
+
+#[async_trait::async_trait]
+impl brain_mcp_bind::Responder for SlowUser {
+    async fn answer(
+        &self,
+        _: &brain_mcp_bind::ServerRequest<'_>,
+    ) -> Result<serde_json::Value, brain_mcp_bind::Refusal> {
+        tokio::time::sleep(self.0).await;
+        Ok(json!({"action": "accept", "content": {"ok": true}}))
+    }
+}
+
+#[test]
+fn an_operation_lasts_until_its_answer_not_until_the_user_answers() {
+    let server = TestServer::start(ServerConfig::new(Era::Stateless));
+    let user = Duration::from_millis(1500);
+    let recorded = recording(async {
+        let client = brain_mcp_bind::McpClient::new().expect("a client");
+        let executor =
+            brain_mcp_bind::McpExecutor::with_responder(client.clone(), Arc::new(SlowUser(user)));
+        let bound = binding(spec("elicit", &server.url(), "elicit"));
+        let call = ToolCall::new(TENANT, "s", "m-slow", json!({}));
+        let result = brain_tools_core::run_call(
+            &bound,
+            call,
+            &executor,
+            &NoProgress,
+            &CancellationToken::new(),
+        )
+        .await;
+        assert!(!result.is_error, "{result:?}");
+        assert!(client.flush(Duration::from_secs(10)).await);
+    });
+    let op = "mcp.client.operation.duration";
+    let rounds = ["mcp.method.name=tools/call", "gen_ai.tool.name=elicit"];
+    assert_eq!(
+        recorded.sum(op, &rounds, &[]),
+        2,
+        "input_required, then the answer"
+    );
+    let longest = recorded.largest(op, &rounds);
+    assert!(
+        longest < user.as_secs_f64() / 2.0,
+        "a round lasted {longest} s: the user's time was counted"
+    );
+    // The tool call as a whole did wait for the user.
+    assert!(
+        recorded.largest("brain_tool_call_duration_seconds", &["tool=elicit"])
+            >= user.as_secs_f64()
     );
 }

@@ -1,7 +1,9 @@
 //! The one call loop: a `tools/call` of the core's [`Call`] machine driven over a channel,
 //! whatever carries it, from the request to its outcome.
 
-use brain_mcp_proto::client::{Action, Call, CallError, CallRequest, Identity, Outgoing, Refusal};
+use brain_mcp_proto::client::{
+    Action, Call, CallError, CallRequest, Identity, InputRequest, Outgoing, Refusal,
+};
 use brain_mcp_proto::jsonrpc::ErrorCode;
 use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
@@ -53,8 +55,8 @@ impl Asker<'_> {
 enum Next {
     /// Read the next message.
     Read,
-    /// Send this `tools/call` (an `input_required` round under a new id) and read its reply.
-    Resend(Outgoing),
+    /// The server needs these answers from the user: a new round follows.
+    InputRequired(Vec<InputRequest>, Option<String>),
     /// The call is over.
     Done(Result<CallToolResult, CallError>),
 }
@@ -119,42 +121,66 @@ async fn run(
             .instrument(op.span())
             .await
             .and_then(|round| match round {
-                Round::Done(Err(e)) => Err(DriverError::new(Step::Call, Cause::Core(e))),
+                Next::Done(Err(e)) => Err(DriverError::new(Step::Call, Cause::Core(e))),
                 round => Ok(round),
             });
         let failure = match &round {
             Err(e) => Some(e.failure()),
-            Ok(Round::Done(Ok(result))) if result.is_error == Some(true) => {
+            Ok(Next::Done(Ok(result))) if result.is_error == Some(true) => {
                 Some(Failure::of("tool_error"))
             }
             Ok(_) => None,
         };
+        // The operation ends with its answer: the user's answers come after it.
         op.end(failure, || link.secrets());
         match round? {
-            Round::Resend(next) => out = next,
-            Round::Done(outcome) => {
+            Next::InputRequired(requests, state) => {
+                out = answer_input(calling, call, requests, state).await;
+            }
+            Next::Done(outcome) => {
                 return outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e)));
             }
+            // `round` reads on until the core says more than "read on".
+            Next::Read => return Err(DriverError::new(Step::Call, Cause::Core(ended()))),
         }
     }
 }
 
-/// How one `tools/call` round ended.
-enum Round {
-    /// Send this `tools/call` next (an `input_required` round under a new id).
-    Resend(Outgoing),
-    /// The call is over.
-    Done(Result<CallToolResult, CallError>),
+/// The next round of an `input_required` call: `requests` asked of the user, their
+/// answers and `state` in a `tools/call` under a new id.
+async fn answer_input(
+    calling: &Calling<'_>,
+    call: &mut Call,
+    requests: Vec<InputRequest>,
+    state: Option<String>,
+) -> Outgoing {
+    let mut answers = Vec::with_capacity(requests.len());
+    for asked in requests {
+        let answer = calling
+            .asker
+            .ask(&asked.method, asked.params.as_deref())
+            .await;
+        answers.push((asked.key, answer));
+    }
+    let id = calling.client.next_id();
+    call.retry(
+        id,
+        calling.request,
+        calling.identity,
+        answers,
+        state.as_deref(),
+    )
 }
 
-/// One `tools/call` sent and its reply read until the core says what comes next.
+/// One `tools/call` sent and its reply read until the core says what comes next (never
+/// [`Next::Read`]).
 async fn round(
     channel: &Channel,
     calling: &Calling<'_>,
     call: &mut Call,
     out: Outgoing,
     bytes_in: &mut u64,
-) -> Result<Round, DriverError> {
+) -> Result<Next, DriverError> {
     let mut replies = match channel.link.request(out, calling.budget).await {
         Ok(replies) => replies,
         Err(e) => return Err(failed(call, e)),
@@ -169,8 +195,7 @@ async fn round(
         call.handle(received.message);
         match act(channel, calling, call).await {
             Next::Read => {}
-            Next::Resend(next) => return Ok(Round::Resend(next)),
-            Next::Done(outcome) => return Ok(Round::Done(outcome)),
+            next => return Ok(next),
         }
     }
 }
@@ -193,23 +218,7 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
                 channel.link.notify(reply).await;
             }
             Action::InputRequired { requests, state } => {
-                let mut answers = Vec::with_capacity(requests.len());
-                for asked in requests {
-                    let answer = calling
-                        .asker
-                        .ask(&asked.method, asked.params.as_deref())
-                        .await;
-                    answers.push((asked.key, answer));
-                }
-                let id = calling.client.next_id();
-                let next = call.retry(
-                    id,
-                    calling.request,
-                    calling.identity,
-                    answers,
-                    state.as_deref(),
-                );
-                return Next::Resend(next);
+                return Next::InputRequired(requests, state);
             }
             Action::Finished(outcome) => return Next::Done(outcome),
             _ => {}

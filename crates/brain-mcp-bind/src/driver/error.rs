@@ -224,7 +224,7 @@ impl DriverError {
             (Cause::Core(CallError::Rpc { error, .. }), _) => {
                 Failure::rpc(error.code, &error.message)
             }
-            (_, Some(status)) => Failure::of(status.to_string()),
+            (_, Some(status)) => Failure::status(status),
             (Cause::Link(e), None) => {
                 link_failure(e).unwrap_or_else(|| Failure::of(self.kind().as_str()))
             }
@@ -252,7 +252,7 @@ pub(crate) fn link_failure(e: &TransportError) -> Option<Failure> {
     };
     Some(match rpc {
         Some(rpc) => Failure::rpc(rpc.code, &rpc.message),
-        None => Failure::of(status.as_str().to_owned()),
+        None => Failure::status(status.as_u16()),
     })
 }
 

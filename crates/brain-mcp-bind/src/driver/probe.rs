@@ -7,10 +7,11 @@ use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
 use brain_mcp_proto::client::{CallError, Identity};
 use tokio::time::Instant;
 
-use super::error::{Cause, DriverError, Step, link_failure};
+use super::error::{Cause, DriverError, Step};
 use super::request::CONTROL_BUDGET;
 use crate::client::McpClient;
 use brain_mcp_transport::{ErrorKind, TransportError};
+use brain_tools_core::ErrorKind as Kind;
 
 use crate::link::Link;
 use crate::observe::{self, Failure, Operation};
@@ -117,8 +118,9 @@ pub(crate) async fn probe(
                 return Err(DriverError::new(Step::Probe, Cause::Link(e)));
             }
             Err(e) => {
-                failure = Some(link_failure(&e).unwrap_or_else(|| Failure::of(e.kind().as_str())));
-                return Ok(verdict_of(link, &e));
+                let verdict = verdict_of(link, &e);
+                failure = Some(DriverError::new(Step::Probe, Cause::Link(e)).failure());
+                return Ok(verdict);
             }
         };
         let verdict = loop {
@@ -132,19 +134,27 @@ pub(crate) async fn probe(
                 // Anything before the answer (a log line) says nothing about the era.
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
-                    failure = Some(Failure::of(e.kind().as_str()));
-                    break verdict_of(link, &e);
+                    let verdict = verdict_of(link, &e);
+                    failure = Some(DriverError::new(Step::Probe, Cause::Link(e)).failure());
+                    break verdict;
                 }
-                None => break era::verdict(ProbeAnswer::NotAnAnswer),
+                None => {
+                    failure = Some(Failure::of(Kind::ProtocolError.as_str()));
+                    break era::verdict(ProbeAnswer::NotAnAnswer);
+                }
             }
         };
         Ok(verdict)
     }
     .instrument(op.span());
     let verdict = match patience {
-        Some(patience) => tokio::time::timeout(patience, ask)
-            .await
-            .unwrap_or_else(|_| Ok(era::verdict(ProbeAnswer::Silent))),
+        Some(patience) => match tokio::time::timeout(patience, ask).await {
+            Ok(verdict) => verdict,
+            Err(_) => {
+                failure = Some(Failure::of(Kind::Timeout.as_str()));
+                Ok(era::verdict(ProbeAnswer::Silent))
+            }
+        },
         None => ask.await,
     };
     let failure = match &verdict {

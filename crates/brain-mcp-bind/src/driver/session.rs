@@ -108,7 +108,6 @@ impl Drop for Cleanup {
             }
             if ends_session {
                 let failed = match link.end(&framing).await {
-                    Ended::Nothing => return,
                     Ended::Closed => None,
                     Ended::Failed(status) => Some(status),
                 };

@@ -142,7 +142,7 @@ impl HttpLink {
     /// answer means, and the client counts it.
     pub(super) async fn end(&self, framing: &Framing) -> Ended {
         let Some(headers) = handshake::close(framing) else {
-            return Ended::Nothing;
+            return Ended::Closed;
         };
         let target = &self.target;
         let id = framing.session_id();

@@ -34,9 +34,7 @@ pub(crate) enum Link {
 /// How ending a session went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ended {
-    /// There was no session to end (the server gave no session id).
-    Nothing,
-    /// The session is over.
+    /// The session is over (a session without an id has nothing to `DELETE`).
     Closed,
     /// The server's answer to its `DELETE` says it may live on: the status, or `None`
     /// when none came.

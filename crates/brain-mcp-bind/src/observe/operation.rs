@@ -104,8 +104,22 @@ impl Failure {
         }
     }
 
-    /// The server's JSON-RPC error `code` with `message`: its code's label is the
-    /// `error.type`.
+    /// An HTTP error status: its number when the status is a registered one, `_OTHER`
+    /// for any other (a server choosing statuses at will cannot grow a metric).
+    pub(crate) fn status(status: u16) -> Self {
+        let registered = http::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .is_some();
+        Self::of(if registered {
+            Cow::Owned(status.to_string())
+        } else {
+            Cow::Borrowed("_OTHER")
+        })
+    }
+
+    /// The server's JSON-RPC error `code` with `message`: the `error.type` of the span is
+    /// the code, that of the metric the code's bounded label.
     pub(crate) fn rpc(code: ErrorCode, message: &str) -> Self {
         Self {
             kind: Cow::Borrowed(code.label()),
@@ -201,7 +215,10 @@ impl<'a> Operation<'a> {
     pub(crate) fn end(mut self, failure: Option<Failure>, secrets: impl FnOnce() -> Secrets) {
         if let Some(failure) = &failure {
             self.span.record("otel.status_code", "error");
-            self.span.record("error.type", failure.kind.as_ref());
+            match &failure.rpc {
+                Some((code, _)) => self.span.record("error.type", display(code.0)),
+                None => self.span.record("error.type", failure.kind.as_ref()),
+            };
             if let Some((code, message)) = &failure.rpc {
                 self.span
                     .record("rpc.response.status_code", display(code.0));
@@ -269,7 +286,7 @@ pub(crate) fn session_duration(
     }
     peer.labels(&mut labels);
     if let Some(status) = failed {
-        let kind = status.map_or(Cow::Borrowed("no_answer"), |s| Cow::Owned(s.to_string()));
+        let kind = status.map_or(Cow::Borrowed("no_answer"), |s| Failure::status(s).kind);
         labels.push(Label::new("error.type", kind));
     }
     metrics::histogram!(SESSION_DURATION, labels).record(opened.elapsed().as_secs_f64());

@@ -184,7 +184,7 @@ impl StdioServer {
         // All at once: each child's grace runs together, so `deadline` holds however many
         // children ignore the end of their input.
         let mut closing = tokio::task::JoinSet::new();
-        for child in ready.into_iter().map(|r| r.child).chain(shared) {
+        for child in ready.into_iter().map(|r| r.child.clone()).chain(shared) {
             closing.spawn(async move { child.close_within(grace).await });
         }
         while closing.join_next().await.is_some() {}

@@ -12,6 +12,7 @@ use super::{START_TIMEOUT, StdioServer, lock};
 use crate::client::McpClient;
 use crate::driver::{self, Cause, Channel, Cleanup, DriverError, Step};
 use crate::link::Link;
+use crate::observe;
 use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 
 /// A child whose session is open: `initialize` answered, `notifications/initialized`
@@ -25,15 +26,26 @@ pub(super) struct Ready {
 }
 
 impl Ready {
-    /// The channel of the call it serves: the child is closed when the call ends.
-    pub(super) fn into_channel(self, client: &McpClient) -> Channel {
-        let link = Link::Child(self.child);
+    /// The channel of the call it serves: the child is closed when the call ends (and
+    /// its session's end is the channel's to note).
+    pub(super) fn into_channel(mut self, client: &McpClient) -> Channel {
+        let link = Link::Child(self.child.clone());
         let mut cleanup = Cleanup::new(client, link.clone(), self.framing.clone(), true);
-        cleanup.opened = self.opened;
+        cleanup.opened = self.opened.take();
         Channel {
             link,
-            framing: self.framing,
+            framing: self.framing.clone(),
             cleanup,
+        }
+    }
+}
+
+impl Drop for Ready {
+    /// A child that never served a call (the pool shut down, or it was dropped): its
+    /// session ends with it.
+    fn drop(&mut self) {
+        if let Some(opened) = self.opened.take() {
+            observe::session_duration(&observe::PIPE, &self.framing, opened, None);
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The handshake era's session: `initialize`, the negotiated version, closing and
 //! cancelling.
 
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{self, RequestId};
-use crate::mcp::{CancelledParams, InitializeParams, InitializeResult, methods, parse};
+use crate::mcp::{CancelledParams, InitializeResult, methods, parse};
 use crate::version::{self, ProtocolVersion};
 
 use super::framing::Framing;
@@ -14,17 +15,27 @@ use super::rpc_error::RpcError;
 /// The version offered in `initialize`: the newest handshake-era revision.
 pub const OFFERED: ProtocolVersion = version::LATEST_HANDSHAKE;
 
+/// `InitializeParams` with the identity already written as JSON.
+#[derive(Serialize)]
+struct Initialize<'a> {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: &'a str,
+    capabilities: &'a RawValue,
+    #[serde(rename = "clientInfo")]
+    client_info: &'a RawValue,
+}
+
 /// `initialize` with id `id`.
 ///
 /// Not idempotent: a resent `initialize` can open a second session the client never
 /// learns of, and so never closes.
 pub fn initialize(id: RequestId, identity: &Identity) -> Outgoing {
-    let params = InitializeParams {
-        protocol_version: OFFERED.as_str().to_owned(),
-        capabilities: identity.capabilities().clone(),
-        client_info: identity.info().clone(),
-        meta: None,
-        extra: serde_json::Map::new(),
+    // The params of `InitializeParams`, from the identity's JSON written once: nothing of
+    // the identity is copied or written again per session.
+    let params = Initialize {
+        protocol_version: OFFERED.as_str(),
+        capabilities: identity.capabilities_json(),
+        client_info: identity.info_json(),
     };
     let body = jsonrpc::encode_request(&id, methods::INITIALIZE, &params).unwrap_or_default();
     let framing = Framing::before_session();

@@ -32,6 +32,31 @@ fn initialize_offers_the_newest_handshake_version_and_is_not_resent() {
 }
 
 #[test]
+fn initialize_carries_the_identity_as_the_typed_params_would() {
+    use crate::mcp::{ClientCapabilities, Implementation, InitializeParams};
+    let info: Implementation = serde_json::from_value(
+        serde_json::json!({"name": "brain", "version": "1.2", "title": "B\u{2028}"}),
+    )
+    .unwrap();
+    let capabilities: ClientCapabilities =
+        serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}, "roots": {}}))
+            .unwrap();
+    let identity =
+        crate::client::Identity::new(info.clone()).with_capabilities(capabilities.clone());
+    let out = handshake::initialize(RequestId::Number(7), &identity);
+    let typed = InitializeParams {
+        protocol_version: handshake::OFFERED.as_str().to_owned(),
+        capabilities,
+        client_info: info,
+        meta: None,
+        extra: serde_json::Map::new(),
+    };
+    let expected =
+        crate::jsonrpc::encode_request(&RequestId::Number(7), "initialize", &typed).unwrap();
+    assert_eq!(json(&out.body), json(&expected));
+}
+
+#[test]
 fn the_answer_opens_a_session_at_the_negotiated_version() {
     let ok = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
     let session = opened(ok, Some("sid-1".into())).unwrap();
