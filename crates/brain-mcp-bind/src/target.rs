@@ -19,6 +19,9 @@ pub(crate) struct Target {
     pub(crate) key: String,
     /// `scheme://host[:port]`, what logs and messages name: never the path or query.
     pub(crate) origin: String,
+    /// The host (shared with the binding's URL) and port, for telemetry.
+    pub(crate) host: Arc<str>,
+    pub(crate) port: u16,
     /// The bearer token, sent only to this endpoint's origin.
     pub(crate) bearer: Option<BearerToken>,
     /// The binding's extra headers (checked by `brain_tools_core::check_headers`), for
@@ -54,6 +57,8 @@ impl Target {
             url: parsed,
             key: url.as_str().to_owned(),
             origin: url.origin().to_owned(),
+            host: url.host().clone(),
+            port: url.port(),
             bearer,
             headers: Vec::new(),
             secrets,

@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::net::Ipv6Addr;
+use std::sync::Arc;
 
 /// The longest URL accepted, in bytes.
 pub const MAX_URL_LEN: usize = 2048;
@@ -18,17 +19,34 @@ pub const MAX_URL_LEN: usize = 2048;
 pub struct EndpointUrl {
     text: String,
     origin: String,
+    /// The host, lower-cased, without an IPv6 literal's brackets; shared, since every
+    /// call's telemetry names it.
+    host: Arc<str>,
+    /// The port, given or the scheme's.
+    port: u16,
 }
 
 impl EndpointUrl {
     /// Checks `url` against the rule. The error is one line saying what is wrong, without
     /// repeating the URL.
     pub fn parse(url: &str) -> Result<Self, String> {
-        let origin = check(url)?;
+        let Checked { origin, host, port } = check(url)?;
         Ok(Self {
             text: url.to_owned(),
             origin,
+            host: Arc::from(host),
+            port,
         })
+    }
+
+    /// The host, lower-cased (an IPv6 literal without its brackets), shared.
+    pub fn host(&self) -> &Arc<str> {
+        &self.host
+    }
+
+    /// The port: the one given, else 443 for `https` and 80 for `http`.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The URL as written.
@@ -49,8 +67,15 @@ impl fmt::Debug for EndpointUrl {
     }
 }
 
-/// Checks `url`; returns its origin.
-fn check(url: &str) -> Result<String, String> {
+/// What the rule reads from a URL it accepts.
+struct Checked {
+    origin: String,
+    host: String,
+    port: u16,
+}
+
+/// Checks `url`; returns its origin, host and port.
+fn check(url: &str) -> Result<Checked, String> {
     if url.len() > MAX_URL_LEN {
         return Err(format!("must be at most {MAX_URL_LEN} bytes"));
     }
@@ -83,9 +108,18 @@ fn check(url: &str) -> Result<String, String> {
     let (host, port) = host_and_port(authority)?;
     check_tail(tail)?;
     let host = host.to_ascii_lowercase();
-    Ok(match port {
+    let origin = match port {
         Some(port) => format!("{scheme}://{host}:{port}"),
         None => format!("{scheme}://{host}"),
+    };
+    let default = if scheme == "https" { 443 } else { 80 };
+    Ok(Checked {
+        origin,
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned(),
+        port: port.unwrap_or(default),
     })
 }
 
@@ -193,6 +227,23 @@ fn check_tail(tail: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_and_port_are_read_once() {
+        for (url, host, port) in [
+            ("https://Example.com/mcp", "example.com", 443),
+            ("http://example.com", "example.com", 80),
+            ("http://127.0.0.1:8080/mcp", "127.0.0.1", 8080),
+            ("HTTPS://[::1]:3000/mcp?x=1", "::1", 3000),
+        ] {
+            let parsed = EndpointUrl::parse(url).unwrap();
+            assert_eq!(
+                (parsed.host().as_ref(), parsed.port()),
+                (host, port),
+                "{url}"
+            );
+        }
+    }
 
     #[test]
     fn accepted_urls_and_their_origins() {

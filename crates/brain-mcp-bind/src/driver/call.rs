@@ -206,7 +206,9 @@ async fn round(
 async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next {
     while let Some(action) = call.poll() {
         match action {
-            Action::Send(answer) => channel.link.notify(answer).await,
+            // Boxed, as below: answers are rare, and their sends' state would otherwise
+            // sit in every call's future.
+            Action::Send(answer) => Box::pin(channel.link.notify(answer)).await,
             Action::Progress(p) => {
                 let secrets = &channel.link.secrets();
                 let message = p.message.map(|m| safe(secrets, &m, FRAGMENT_LIMIT));
@@ -215,7 +217,7 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
             Action::Ask { id, method, params } => {
                 let answer = calling.asker.ask(&method, params.as_deref()).await;
                 let reply = call.answer(&id, answer);
-                channel.link.notify(reply).await;
+                Box::pin(channel.link.notify(reply)).await;
             }
             Action::InputRequired { requests, state } => {
                 return Next::InputRequired(requests, state);

@@ -11,6 +11,7 @@ use brain_mcp_transport::{
 use tracing::Instrument;
 
 use super::Ended;
+use crate::auth::Authorizer;
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
 use crate::observe::{self, Peer};
 use crate::target::Target;
@@ -28,7 +29,7 @@ pub(crate) struct HttpLink {
 
 impl HttpLink {
     pub(crate) fn new(client: McpClient, target: Arc<Target>) -> Self {
-        let peer = Peer::http(&target.url);
+        let peer = Peer::http(target.host.clone(), target.port);
         Self {
             client,
             target,
@@ -84,6 +85,18 @@ impl HttpLink {
                 .request_once(out, budget, self.target.bearer.clone())
                 .await;
         };
+        // Boxed: the authorization flow's state stays out of the futures of calls that
+        // need none.
+        Box::pin(self.request_authorized(auth, out, budget)).await
+    }
+
+    /// [`Self::request`] to a server that takes OAuth tokens.
+    async fn request_authorized(
+        &self,
+        auth: &Authorizer,
+        out: Outgoing,
+        budget: usize,
+    ) -> Result<ReplyStream, TransportError> {
         let http = self.client.http();
         let server = HttpUrl::parse(&self.target.key)
             .map_err(|_| authorization("authorization: the server URL cannot be used".into()))?;

@@ -15,7 +15,6 @@ use std::time::Instant;
 use brain_mcp_proto::client::{Expect, Framing, Outgoing};
 use brain_mcp_proto::jsonrpc::ErrorCode;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets};
-use http::Uri;
 use metrics::Label;
 use tracing::Span;
 use tracing::field::{Empty, display};
@@ -41,7 +40,7 @@ pub(crate) struct Peer {
     transport: &'static str,
     protocol: Option<&'static str>,
     address: Option<Arc<str>>,
-    port: Option<(u16, Arc<str>)>,
+    port: Option<u16>,
 }
 
 /// A child process's pipes.
@@ -53,19 +52,13 @@ pub(crate) static PIPE: Peer = Peer {
 };
 
 impl Peer {
-    /// An HTTP server at `url` (its host and port only: never the path or query).
-    pub(crate) fn http(url: &Uri) -> Self {
-        let port = url.port_u16().unwrap_or(match url.scheme_str() {
-            Some("https") => 443,
-            _ => 80,
-        });
-        let host = url.host().unwrap_or_default();
-        let host = host.trim_start_matches('[').trim_end_matches(']');
+    /// An HTTP server at `host` and `port` (never the URL's path or query).
+    pub(crate) fn http(host: Arc<str>, port: u16) -> Self {
         Self {
             transport: "tcp",
             protocol: Some("http"),
-            address: Some(Arc::from(host)),
-            port: Some((port, Arc::from(port.to_string()))),
+            address: Some(host),
+            port: Some(port),
         }
     }
 
@@ -77,9 +70,9 @@ impl Peer {
         if let Some(protocol) = self.protocol {
             labels.push(Label::from_static_parts("network.protocol.name", protocol));
         }
-        if let (Some(address), Some((_, port))) = (&self.address, &self.port) {
+        if let (Some(address), Some(port)) = (&self.address, self.port) {
             labels.push(Label::new("server.address", address.clone()));
-            labels.push(Label::new("server.port", port.clone()));
+            labels.push(Label::new("server.port", port.to_string()));
         }
     }
 }
@@ -185,7 +178,7 @@ impl<'a> Operation<'a> {
             network.transport = peer.transport,
             network.protocol.name = peer.protocol,
             server.address = peer.address.as_deref(),
-            server.port = peer.port.as_ref().map(|(port, _)| *port),
+            server.port = peer.port,
             error.type = Empty,
             rpc.response.status_code = Empty,
         );
