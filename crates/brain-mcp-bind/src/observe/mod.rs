@@ -1,8 +1,9 @@
 //! What the MCP binding tells the operator (docs/observability.md): OpenTelemetry's MCP
-//! client span and durations for each request or notification ([`operation`]), a
-//! `mcp_exchange` span around each HTTP message (the transport writes the exchange's event
-//! inside it), events for era decisions and sessions (target `brain::mcp`), the call
-//! span's MCP fields, and the session and breaker counters.
+//! client span for each request or notification and its durations
+//! ([`OPERATION_DURATION`], [`SESSION_DURATION`]), a `mcp_exchange` span around each HTTP
+//! message (the transport writes the exchange's event inside it), events for era
+//! decisions and sessions (target `brain::mcp`), the call span's MCP fields, and the
+//! session and breaker counters.
 
 mod operation;
 
