@@ -1,5 +1,8 @@
-//! `brain-bench instructions [--calls N] [--only TEXT]`: instructions per call at one call
-//! in flight, our client against the `json` floor, counted by callgrind.
+//! `brain-bench instructions [--calls N] [--only TEXT] [--concurrency C]`: instructions
+//! per call at C calls in flight (1 unless given), our client against the `json` floor,
+//! counted by callgrind. Comparing C = 16 with C = 1 shows work that grows with
+//! concurrency (wake-ups, polls, shared state), though not contention: callgrind runs one
+//! thread at a time.
 //!
 //! Instructions are the steady measure on a shared machine: they do not move with the
 //! load of other processes. For each JSON case (handshake and stateless era) one test
@@ -20,17 +23,21 @@ fn cases() -> [Case; 2] {
 
 /// Runs the measurement and prints one line per case.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let (mut calls, mut only) = (400usize, None::<String>);
+    let (mut calls, mut only, mut concurrency) = (400usize, None::<String>, 1usize);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
             "--only" => only = Some(value.clone()),
+            "--concurrency" => {
+                concurrency = value.parse().map_err(|e| format!("--concurrency: {e}"))?;
+            }
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
-    let calls = calls.max(1);
+    let concurrency = concurrency.max(1);
+    let calls = calls.max(concurrency);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = std::env::temp_dir().join(format!("brain-instructions-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -54,7 +61,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                     "--era".into(),
                     case.era_flag().into(),
                 ]);
-                a.extend(["--concurrency", "1", "--threads", "1", "--calls"].map(str::to_owned));
+                a.extend(["--concurrency".to_owned(), concurrency.to_string()]);
+                a.extend(["--threads", "1", "--calls"].map(str::to_owned));
                 a.push(n.to_string());
                 a
             };
@@ -65,7 +73,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
         let (ours, json) = (per_call[0], per_call[1].max(1));
         println!(
-            "INSTRUCTIONS case={} ours={ours} json={json} ratio={:.2}",
+            "INSTRUCTIONS case={} ours={ours} json={json} ratio={:.2} c={concurrency}",
             case.name,
             ours as f64 / json as f64
         );
