@@ -138,8 +138,10 @@ pub(crate) async fn tracked<F: std::future::Future>(request: F) -> F::Output {
 }
 
 /// Origins by authority, for `http` (index 0) and `https` (index 1), as hyper's pool
-/// keys its connections.
-type Origins = [HashMap<Box<str>, Origin>; 2];
+/// keys its connections. Every request updates its origin two or more times (sent,
+/// answered, each connect hyper starts), so the map hashes with foldhash: the keys are
+/// the configured servers' authorities, not a peer's choice.
+type Origins = [HashMap<Box<str>, Origin, foldhash::fast::RandomState>; 2];
 
 /// The counts of every origin of one client; cheap to share.
 #[derive(Debug, Default)]
