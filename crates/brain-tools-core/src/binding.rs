@@ -20,7 +20,7 @@ use crate::url::EndpointUrl;
 /// URL and its tool, tenants, and limits in range. Fields are read through accessors.
 #[derive(Clone)]
 pub struct Binding {
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
     pub(crate) description: String,
     pub(crate) input_schema: Arc<Value>,
     pub(crate) endpoint: Endpoint,

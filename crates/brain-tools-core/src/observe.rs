@@ -80,7 +80,8 @@ pub(crate) fn finished(span: &Span, binding: &Binding, result: &ToolResultEvent,
         span.record("unknown_outcome", unknown);
     }
     tracing::info!(parent: span, outcome, duration_ms = millis, "tool call ended");
-    let tool = binding.name().to_owned();
+    // The binding's shared name: a label without a copy.
+    let tool = binding.name.clone();
     metrics::counter!(CALLS, "tool" => tool.clone(), "outcome" => outcome).increment(1);
     if let Some(kind) = kind {
         metrics::counter!(FAILURES, "kind" => kind).increment(1);

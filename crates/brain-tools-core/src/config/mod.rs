@@ -213,7 +213,7 @@ impl Checker {
         let by_name = tools
             .iter()
             .enumerate()
-            .map(|(i, binding)| (binding.name.clone(), i))
+            .map(|(i, binding)| (binding.name.to_string(), i))
             .collect();
         Ok(HostConfig { tools, by_name })
     }

@@ -1,6 +1,7 @@
 //! Walks one binding object, checking every field and collecting every problem.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -209,7 +210,7 @@ pub(crate) fn parse_binding(
         }),
     };
     Some(Binding {
-        name: name?.to_owned(),
+        name: Arc::from(name?),
         description: description?.to_owned(),
         input_schema,
         endpoint,
