@@ -4,10 +4,11 @@
 //!   [--ours-flags "..."]`: the sweep. For
 //!   each case one test server; for each concurrency (1, 16, 64, 256, 1000) our client,
 //!   the raw hyper floor and rmcp each make the same calls in a process of their own;
-//!   then HTTPS over HTTP/1.1 and h2, and the host config load.
+//!   then HTTPS over HTTP/1.1 (C = 16, 64) and h2 (every C), and the host config load.
 //! - `brain-bench side ...`: one side of one point (see `side.rs`).
-//! - `brain-bench instructions [--calls N] [--only TEXT]`: instructions per call at C = 1,
-//!   ours against the json floor, under callgrind (see `instructions.rs`).
+//! - `brain-bench instructions [--calls N] [--only TEXT] [--concurrency C]`: instructions
+//!   per call at C in flight (1 unless given), ours against the json floor, under callgrind
+//!   (see `instructions.rs`).
 //! - `brain-bench config-load --file F`: loads one host config and reports time and memory.
 //! - `brain-bench config-gen N FILE`: writes the generated config of N bindings (to profile).
 //! - `brain-bench soak [--quick] [--calls N] [--concurrency C]`: the soak (see `soak`).
@@ -116,9 +117,17 @@ fn run(args: &[String]) -> Result<(), String> {
     for case in sweep::CASES.iter().filter(|c| selected(c.name)) {
         points.extend(sweep::run_case(case, &LEVELS, quick, &setup)?);
     }
-    let tls_levels: &[usize] = if quick { &[16] } else { &[16, 64] };
+    // Over h2 one connection carries every call, so its memory per call in flight is
+    // measured as over HTTP/1.1: from one call to a thousand.
+    let tls_levels = |case: &sweep::Case| -> &[usize] {
+        match (quick, case.is_h2()) {
+            (true, _) => &[16],
+            (false, true) => &LEVELS,
+            (false, false) => &[16, 64],
+        }
+    };
     for case in sweep::TLS_CASES.iter().filter(|c| selected(c.name)) {
-        points.extend(sweep::run_case(case, tls_levels, quick, &setup)?);
+        points.extend(sweep::run_case(case, tls_levels(case), quick, &setup)?);
     }
     table::summary(&points);
     if selected("config") {

@@ -162,15 +162,24 @@ pub(crate) fn summary(points: &[Point]) {
     memory(points);
 }
 
-/// RSS at one call in flight, and per call in flight at the highest concurrency.
+/// RSS at one call in flight, and per call in flight at the highest concurrency, over
+/// HTTP/1.1 and over h2.
 fn memory(points: &[Point]) {
-    let case = "handshake-json";
+    for case in ["handshake-json", "handshake-json-tls-h2"] {
+        memory_of(points, case);
+    }
+}
+
+fn memory_of(points: &[Point], case: &str) {
     let top = points
         .iter()
         .filter(|p| p.case == case)
         .map(|p| p.concurrency)
         .max()
         .unwrap_or(1);
+    if top == 1 {
+        return;
+    }
     println!(
         "\nmemory ({case}): peak RSS at C=1, and (peak at C={top} - peak at C=1) / {top} per call in flight;\n\
          then the same from the resident memory at the end split in two: allocated (anon) and mapped\n\
@@ -183,7 +192,7 @@ fn memory(points: &[Point]) {
         };
         let per_call = |key: &str| (many.get(key) - one.get(key)) / top as f64;
         println!(
-            "MEMORY {side:<5} rss at C=1 {:>7.0} KiB (anon {:>6.0}, file {:>6.0})   \
+            "MEMORY {case} {side:<5} rss at C=1 {:>7.0} KiB (anon {:>6.0}, file {:>6.0})   \
              per call in flight at C={top} {:>6.1} KiB (anon {:>6.1})",
             one.get("rss_hwm_kib"),
             one.get("rss_anon_kib"),
