@@ -37,7 +37,8 @@ const fn case(name: &'static str, handshake: bool, reply: Reply) -> Case {
 impl Case {
     /// Whether the server offers h2 (every side then carries all calls on one connection).
     pub(crate) fn is_h2(&self) -> bool {
-        self.alpn.is_some_and(|alpn| alpn.first() == Some(&&b"h2"[..]))
+        self.alpn
+            .is_some_and(|alpn| alpn.first() == Some(&&b"h2"[..]))
     }
 
     /// The test server's era for this case.
