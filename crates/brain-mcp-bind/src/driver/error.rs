@@ -225,9 +225,13 @@ impl DriverError {
                 Failure::rpc(error.code, &error.message)
             }
             (_, Some(status)) => Failure::status(status),
-            (Cause::Link(e), None) => {
-                link_failure(e).unwrap_or_else(|| Failure::of(self.kind().as_str()))
-            }
+            (Cause::Link(e), None) => match e.kind() {
+                TransportKind::Status { rpc: Some(rpc), .. } => {
+                    Failure::rpc(rpc.code, &rpc.message)
+                }
+                TransportKind::Status { status, .. } => Failure::status(status.as_u16()),
+                _ => Failure::of(self.kind().as_str()),
+            },
             _ => Failure::of(self.kind().as_str()),
         }
     }
@@ -241,19 +245,6 @@ impl DriverError {
             Step::Call => "tools/call".into(),
         }
     }
-}
-
-/// How a link failure reads as telemetry's `error.type` when the server answered with an
-/// error status: its JSON-RPC error, else the status; `None` for a failure without an
-/// answer (its kind is the step's to say).
-pub(crate) fn link_failure(e: &TransportError) -> Option<Failure> {
-    let TransportKind::Status { status, rpc, .. } = e.kind() else {
-        return None;
-    };
-    Some(match rpc {
-        Some(rpc) => Failure::rpc(rpc.code, &rpc.message),
-        None => Failure::status(status.as_u16()),
-    })
 }
 
 /// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the

@@ -32,46 +32,42 @@ pub const SESSION_DURATION: &str = "mcp.client.session.duration";
 /// out or was cancelled).
 const ABANDONED: &str = "abandoned";
 
-/// Where a link's messages go, as OpenTelemetry names it: `network.transport` (`tcp` for
-/// HTTP, `pipe` for a child), and for HTTP `network.protocol.name`, `server.address` and
-/// `server.port`.
+/// Where a link's messages go, as OpenTelemetry names it: an HTTP server's host and port
+/// (`network.transport` `tcp`, `network.protocol.name` `http`, `server.address`,
+/// `server.port`), or a child's pipes (`network.transport` `pipe`).
 #[derive(Clone, Debug)]
 pub(crate) struct Peer {
-    transport: &'static str,
-    protocol: Option<&'static str>,
-    address: Option<Arc<str>>,
-    port: Option<u16>,
+    /// The HTTP server's host and port; `None` for a child process.
+    server: Option<(Arc<str>, u16)>,
 }
 
 /// A child process's pipes.
-pub(crate) static PIPE: Peer = Peer {
-    transport: "pipe",
-    protocol: None,
-    address: None,
-    port: None,
-};
+pub(crate) static PIPE: Peer = Peer { server: None };
 
 impl Peer {
     /// An HTTP server at `host` and `port` (never the URL's path or query).
     pub(crate) fn http(host: Arc<str>, port: u16) -> Self {
         Self {
-            transport: "tcp",
-            protocol: Some("http"),
-            address: Some(host),
-            port: Some(port),
+            server: Some((host, port)),
         }
+    }
+
+    fn transport(&self) -> &'static str {
+        if self.server.is_some() { "tcp" } else { "pipe" }
+    }
+
+    fn protocol(&self) -> Option<&'static str> {
+        self.server.as_ref().map(|_| "http")
     }
 
     fn labels(&self, labels: &mut Vec<Label>) {
         labels.push(Label::from_static_parts(
             "network.transport",
-            self.transport,
+            self.transport(),
         ));
-        if let Some(protocol) = self.protocol {
-            labels.push(Label::from_static_parts("network.protocol.name", protocol));
-        }
-        if let (Some(address), Some(port)) = (&self.address, self.port) {
-            labels.push(Label::new("server.address", address.clone()));
+        if let Some((host, port)) = &self.server {
+            labels.push(Label::from_static_parts("network.protocol.name", "http"));
+            labels.push(Label::new("server.address", host.clone()));
             labels.push(Label::new("server.port", port.to_string()));
         }
     }
@@ -175,10 +171,10 @@ impl<'a> Operation<'a> {
             jsonrpc.request.id = id,
             gen_ai.tool.name = tool,
             gen_ai.operation.name = tool.map(|_| "execute_tool"),
-            network.transport = peer.transport,
-            network.protocol.name = peer.protocol,
-            server.address = peer.address.as_deref(),
-            server.port = peer.port,
+            network.transport = peer.transport(),
+            network.protocol.name = peer.protocol(),
+            server.address = peer.server.as_ref().map(|(host, _)| host.as_ref()),
+            server.port = peer.server.as_ref().map(|(_, port)| *port),
             error.type = Empty,
             rpc.response.status_code = Empty,
         );
@@ -206,26 +202,29 @@ impl<'a> Operation<'a> {
     /// The operation got its answer: `failure` says how it failed, if it did; the server's
     /// words in it are shown with the link's `secrets` removed.
     pub(crate) fn end(mut self, failure: Option<Failure>, secrets: impl FnOnce() -> Secrets) {
-        if let Some(failure) = &failure {
+        self.finish(failure.as_ref(), secrets);
+    }
+
+    /// Notes how the operation ended on its span and records its duration.
+    fn finish(&mut self, failure: Option<&Failure>, secrets: impl FnOnce() -> Secrets) {
+        self.ended = true;
+        if let Some(failure) = failure {
             self.span.record("otel.status_code", "error");
             match &failure.rpc {
-                Some((code, _)) => self.span.record("error.type", display(code.0)),
-                None => self.span.record("error.type", failure.kind.as_ref()),
-            };
-            if let Some((code, message)) = &failure.rpc {
-                self.span
-                    .record("rpc.response.status_code", display(code.0));
-                if !self.span.is_disabled() {
-                    let shown = secrets().shown(message, FRAGMENT_LIMIT);
-                    self.span.record("otel.status_description", shown.as_ref());
+                Some((code, message)) => {
+                    self.span.record("error.type", display(code.0));
+                    self.span
+                        .record("rpc.response.status_code", display(code.0));
+                    if !self.span.is_disabled() {
+                        let shown = secrets().shown(message, FRAGMENT_LIMIT);
+                        self.span.record("otel.status_description", shown.as_ref());
+                    }
+                }
+                None => {
+                    self.span.record("error.type", failure.kind.as_ref());
                 }
             }
         }
-        self.record(failure.as_ref());
-    }
-
-    fn record(&mut self, failure: Option<&Failure>) {
-        self.ended = true;
         let mut labels = Vec::with_capacity(10);
         labels.push(Label::from_static_parts("mcp.method.name", self.method));
         if let Some(version) = self.version {
@@ -255,12 +254,9 @@ impl<'a> Operation<'a> {
 
 impl Drop for Operation<'_> {
     fn drop(&mut self) {
-        if self.ended {
-            return;
+        if !self.ended {
+            self.finish(Some(&Failure::of(ABANDONED)), Secrets::none);
         }
-        self.span.record("otel.status_code", "error");
-        self.span.record("error.type", ABANDONED);
-        self.record(Some(&Failure::of(ABANDONED)));
     }
 }
 
