@@ -18,6 +18,29 @@ pub(crate) const TENANT: &str = "tenant-a";
 /// A generous bound for effects that happen off the caller's path (cancel, DELETE).
 pub(crate) const SETTLE: Duration = Duration::from_secs(20);
 
+/// One call of the test server `url`'s `elicit` tool as `call_id`, its requests for user
+/// input answered by `responder`; returns once the call's cleanups are done.
+pub(crate) async fn call_elicit_with(
+    url: &str,
+    responder: Arc<dyn brain_mcp_bind::Responder>,
+    call_id: &str,
+) -> ToolResultEvent {
+    let client = McpClient::new().expect("a client");
+    let executor = McpExecutor::with_responder(client.clone(), responder);
+    let call = ToolCall::new(TENANT, "s", call_id, json!({}));
+    let bound = binding(spec("elicit", url, "elicit"));
+    let result = run_call(
+        &bound,
+        call,
+        &executor,
+        &brain_tools_core::NoProgress,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(client.flush(SETTLE).await);
+    result
+}
+
 /// A client and an executor sharing it.
 pub(crate) struct Harness {
     pub(crate) client: McpClient,

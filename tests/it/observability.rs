@@ -14,7 +14,7 @@ use brain_tools_core::{NoProgress, ToolCall};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::call_support::{Harness, TENANT, binding, spec};
+use crate::call_support::{Harness, TENANT, binding, call_elicit_with, spec};
 
 /// Counters and histograms by name and labels (a histogram counts its records), and the
 /// largest value each histogram recorded.
@@ -39,16 +39,7 @@ impl Recorded {
         let recorded = self.0.lock().expect("metrics");
         recorded
             .iter()
-            .filter(|(key, _)| {
-                let Some(rest) = key.strip_prefix(name).and_then(|r| r.strip_prefix('{')) else {
-                    return false;
-                };
-                let have: Vec<&str> = rest.trim_end_matches('}').split(',').collect();
-                labels.iter().all(|l| have.contains(l))
-                    && absent
-                        .iter()
-                        .all(|a| !have.iter().any(|h| h.starts_with(&format!("{a}="))))
-            })
+            .filter(|(key, _)| in_series(key, name, labels, absent))
             .map(|(_, n)| *n)
             .sum()
     }
@@ -58,14 +49,7 @@ impl Recorded {
         let largest = self.1.lock().expect("metrics");
         largest
             .iter()
-            .filter(|(key, _)| {
-                key.strip_prefix(name)
-                    .and_then(|r| r.strip_prefix('{'))
-                    .is_some_and(|rest| {
-                        let have: Vec<&str> = rest.trim_end_matches('}').split(',').collect();
-                        labels.iter().all(|l| have.contains(l))
-                    })
-            })
+            .filter(|(key, _)| in_series(key, name, labels, &[]))
             .map(|(_, v)| *v)
             .fold(0.0, f64::max)
     }
@@ -78,6 +62,19 @@ impl Recorded {
             .copied()
             .unwrap_or(0)
     }
+}
+
+/// Whether `key` (as [`Recorded::key`] writes it) is a series of metric `name` whose
+/// labels include all of `labels` (`key=value`) and none of `absent` (label names).
+fn in_series(key: &str, name: &str, labels: &[&str], absent: &[&str]) -> bool {
+    let Some(rest) = key.strip_prefix(name).and_then(|r| r.strip_prefix('{')) else {
+        return false;
+    };
+    let have: Vec<&str> = rest.trim_end_matches('}').split(',').collect();
+    labels.iter().all(|l| have.contains(l))
+        && absent
+            .iter()
+            .all(|a| !have.iter().any(|h| h.starts_with(&format!("{a}="))))
 }
 
 struct Count(String, Recorded);
@@ -354,21 +351,8 @@ fn an_operation_lasts_until_its_answer_not_until_the_user_answers() {
     let server = TestServer::start(ServerConfig::new(Era::Stateless));
     let user = Duration::from_millis(1500);
     let recorded = recording(async {
-        let client = brain_mcp_bind::McpClient::new().expect("a client");
-        let executor =
-            brain_mcp_bind::McpExecutor::with_responder(client.clone(), Arc::new(SlowUser(user)));
-        let bound = binding(spec("elicit", &server.url(), "elicit"));
-        let call = ToolCall::new(TENANT, "s", "m-slow", json!({}));
-        let result = brain_tools_core::run_call(
-            &bound,
-            call,
-            &executor,
-            &NoProgress,
-            &CancellationToken::new(),
-        )
-        .await;
+        let result = call_elicit_with(&server.url(), Arc::new(SlowUser(user)), "m-slow").await;
         assert!(!result.is_error, "{result:?}");
-        assert!(client.flush(Duration::from_secs(10)).await);
     });
     let op = "mcp.client.operation.duration";
     let rounds = ["mcp.method.name=tools/call", "gen_ai.tool.name=elicit"];

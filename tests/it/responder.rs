@@ -5,14 +5,12 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use brain_mcp_bind::{McpClient, McpExecutor, Refusal, Responder, ServerRequest};
+use brain_mcp_bind::{Refusal, Responder, ServerRequest};
 use brain_mcp_proto::jsonrpc::ErrorCode;
 use brain_tests::server::{Era, ServerConfig, TestServer};
-use brain_tools_core::{NoProgress, ToolCall, run_call};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use crate::call_support::{TENANT, binding, spec};
+use crate::call_support::{TENANT, call_elicit_with};
 
 /// Confirms every form with `{"ok": true}` and records what it was asked.
 #[derive(Default)]
@@ -45,20 +43,8 @@ impl Responder for Confirming {
 
 async fn call_elicit(era: Era) -> (Value, Arc<Confirming>, TestServer) {
     let server = TestServer::start(ServerConfig::new(era));
-    let client = McpClient::new().expect("a client");
     let responder = Arc::new(Confirming::default());
-    let executor = McpExecutor::with_responder(client.clone(), responder.clone());
-    let call = ToolCall::new(TENANT, "s", "r-1", json!({}));
-    let bound = binding(spec("elicit", &server.url(), "elicit"));
-    let result = run_call(
-        &bound,
-        call,
-        &executor,
-        &NoProgress,
-        &CancellationToken::new(),
-    )
-    .await;
-    assert!(client.flush(std::time::Duration::from_secs(20)).await);
+    let result = call_elicit_with(&server.url(), responder.clone(), "r-1").await;
     (
         serde_json::to_value(result).expect("JSON"),
         responder,

@@ -76,11 +76,11 @@ async fn a_hung_wrapped_handshake_server_ends_with_its_call() {
     );
 }
 
-#[tokio::test]
-async fn a_wrapped_server_never_outlives_a_dropped_host() {
-    let marker = format!("brain-tree-drop-{}", std::process::id());
+/// A host with the wrapped 2026-era `env` server (its processes marked `marker`) that has
+/// served one call of `work`.
+async fn serving_one_call(marker: &str) -> ToolHost {
     let host = host();
-    host.add_server(wrapped("2026", "env", &marker))
+    host.add_server(wrapped("2026", "env", marker))
         .await
         .expect("the tools load");
     let out = call_as(
@@ -90,6 +90,13 @@ async fn a_wrapped_server_never_outlives_a_dropped_host() {
     )
     .await;
     assert_eq!(out.result["is_error"], false, "{}", out.result);
+    host
+}
+
+#[tokio::test]
+async fn a_wrapped_server_never_outlives_a_dropped_host() {
+    let marker = format!("brain-tree-drop-{}", std::process::id());
+    let host = serving_one_call(&marker).await;
     assert!(!alive_with(&marker).is_empty());
     drop(host);
     assert_eq!(
@@ -102,17 +109,7 @@ async fn a_wrapped_server_never_outlives_a_dropped_host() {
 #[tokio::test]
 async fn a_removed_server_s_tree_ends_and_its_tools_go() {
     let marker = format!("brain-tree-remove-{}", std::process::id());
-    let host = host();
-    host.add_server(wrapped("2026", "env", &marker))
-        .await
-        .expect("the tools load");
-    let out = call_as(
-        &host,
-        "work",
-        ToolCall::new("acme", "s", "c1", json!({"name": "HOME"})),
-    )
-    .await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    let host = serving_one_call(&marker).await;
     assert_eq!(host.remove_server("env").expect("removed"), ["work"]);
     assert!(host.tools_for("acme").is_empty());
     assert_eq!(

@@ -195,6 +195,18 @@ fn rfc3339(since: SystemTime) -> String {
 mod tests {
     use super::*;
 
+    /// Ends the cooldown of the open breaker of `key` now.
+    fn end_cooldown(breakers: &Breakers, key: &str) {
+        breakers
+            .lock()
+            .get_mut(key)
+            .unwrap()
+            .open
+            .as_mut()
+            .unwrap()
+            .until = Instant::now();
+    }
+
     #[test]
     fn it_opens_after_failures_in_a_row_and_closes_on_a_reached_trial() {
         let breakers = Breakers::default();
@@ -217,14 +229,7 @@ mod tests {
             "breakers are per server"
         );
         // After the cooldown one trial goes; the others still fail at once.
-        breakers
-            .lock()
-            .get_mut("k")
-            .unwrap()
-            .open
-            .as_mut()
-            .unwrap()
-            .until = Instant::now();
+        end_cooldown(&breakers, "k");
         let trial = breakers.admit("k", "o").unwrap();
         assert!(
             breakers
@@ -237,14 +242,7 @@ mod tests {
         breakers.admit("k", "o").unwrap().unreachable("k", "o");
         let cooldown = breakers.lock()["k"].open.as_ref().unwrap().cooldown;
         assert_eq!(cooldown, FIRST_COOLDOWN * 2);
-        breakers
-            .lock()
-            .get_mut("k")
-            .unwrap()
-            .open
-            .as_mut()
-            .unwrap()
-            .until = Instant::now();
+        end_cooldown(&breakers, "k");
         breakers.admit("k", "o").unwrap().reached("k", "o");
         assert!(breakers.admit("k", "o").is_ok(), "closed again");
     }
