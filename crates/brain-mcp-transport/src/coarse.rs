@@ -16,6 +16,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -30,6 +31,52 @@ struct Step {
     /// When it fires.
     at: Instant,
     fired: Shared<Pin<Box<Sleep>>>,
+}
+
+pin_project_lite::pin_project! {
+    /// `work` under a deadline, from [`CoarseTimer::timeout`]: its output, or `None`
+    /// when the deadline fired first. The deadline starts at the first poll, and `work`
+    /// is polled before it, so work that is ready when it fires still counts.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Timeout<'a, F> {
+        #[pin]
+        work: F,
+        fired: Fired<'a>,
+    }
+}
+
+/// The deadline of a [`Timeout`]: not started yet, a shared grid timer, or a timer of
+/// its own for a long limit.
+enum Fired<'a> {
+    Unarmed(&'a CoarseTimer, Duration),
+    Shared(Shared<Pin<Box<Sleep>>>),
+    Own(Pin<Box<Sleep>>),
+}
+
+impl<F: Future> Future for Timeout<'_, F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Fired::Unarmed(timer, limit) = *this.fired {
+            *this.fired = timer.arm(limit);
+        }
+        if let Poll::Ready(out) = this.work.poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        let fired = match this.fired {
+            Fired::Shared(shared) => shared.poll_unpin(cx),
+            Fired::Own(own) => own.as_mut().poll(cx),
+            Fired::Unarmed(..) => Poll::Pending,
+        };
+        fired.map(|()| None)
+    }
+}
+
+impl<F> std::fmt::Debug for Timeout<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeout").finish_non_exhaustive()
+    }
 }
 
 /// Shared coarse deadlines (see the module docs). Cheap to keep per client: it holds
@@ -65,20 +112,24 @@ impl CoarseTimer {
     /// runtime's own timer resolution, 1 ms, and scheduling); `None` when it did not
     /// finish in that time. Needs a Tokio runtime with time enabled, like
     /// `tokio::time::timeout`.
-    pub async fn timeout<F: Future>(&self, limit: Duration, work: F) -> Option<F::Output> {
-        if self
-            .grid
-            .checked_mul(Self::SHARED_STEPS)
-            .is_none_or(|most| limit > most)
-        {
-            // Long (or endless, as Duration::MAX) limits: Tokio's own timeout.
-            return tokio::time::timeout(limit, work).await.ok();
+    ///
+    /// The returned future holds `work` once, in place: an `async fn` taking it would
+    /// keep a second copy in its state, and a session's cleanup task is mostly this.
+    pub fn timeout<F: Future>(&self, limit: Duration, work: F) -> Timeout<'_, F> {
+        Timeout {
+            work,
+            fired: Fired::Unarmed(self, limit),
         }
-        let fired = self.deadline(limit);
-        tokio::select! {
-            biased;
-            out = work => Some(out),
-            () = fired => None,
+    }
+
+    /// The deadline `limit` from now: a Tokio timer of its own for a long (or endless,
+    /// as `Duration::MAX`) limit, else a shared one.
+    fn arm(&self, limit: Duration) -> Fired<'static> {
+        let shared = self.grid.checked_mul(Self::SHARED_STEPS);
+        if shared.is_none_or(|most| limit > most) {
+            Fired::Own(Box::pin(tokio::time::sleep(limit)))
+        } else {
+            Fired::Shared(self.deadline(limit))
         }
     }
 
@@ -211,6 +262,33 @@ mod tests {
             .timeout(Duration::MAX, tokio::time::sleep(two_years))
             .await;
         assert_eq!(out, Some(()));
+    }
+
+    #[test]
+    fn the_work_is_held_once() {
+        // An `async fn` taking the work would hold it twice: once as its argument and
+        // once where it is polled.
+        let timer = CoarseTimer::new(GRID);
+        let work = async {
+            let buffer = [0u8; 4096];
+            std::future::ready(()).await;
+            buffer.len()
+        };
+        let size = size_of_val(&work);
+        let timed = timer.timeout(GRID, work);
+        assert!(
+            size_of_val(&timed) < size + 64,
+            "{size} -> {}",
+            size_of_val(&timed)
+        );
+    }
+
+    #[test]
+    fn the_deadline_starts_at_the_first_poll() {
+        // Built outside a runtime, polled inside one, as an `async fn` could be.
+        let timer = CoarseTimer::new(GRID);
+        let timed = timer.timeout(Duration::from_secs(1), async { 5 });
+        assert_eq!(runtime().block_on(timed), Some(5));
     }
 
     fn runtime() -> tokio::runtime::Runtime {

@@ -72,7 +72,7 @@ mod stream;
 pub use brain_mcp_proto::client::{Expect, Header};
 pub use brain_mcp_proto::text::Secrets;
 pub use client::{BACKGROUND_GRID, BuildError, HttpClient};
-pub use coarse::CoarseTimer;
+pub use coarse::{CoarseTimer, Timeout};
 pub use config::ClientConfig;
 pub use error::{Delivery, ErrorKind, MESSAGE_LIMIT, TransportError};
 pub use fetch::{FetchRequest, Fetched};
