@@ -54,3 +54,33 @@ async fn a_delete_never_answered_counts_as_a_failed_close() {
         "{stats:?}"
     );
 }
+
+#[tokio::test]
+async fn a_call_behind_deletes_never_answered_waits_a_second_not_their_bound() {
+    let server = TestServer::start(ServerConfig {
+        stall_delete: true,
+        ..ServerConfig::new(Era::Handshake)
+    });
+    let h = Harness::new();
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    // Two calls, each followed by a pause in which its DELETE takes a connection and
+    // holds it: the call's own, then the spare.
+    for i in 0..2 {
+        let out = call(&h, &echo, &format!("s-{i}"), json!({"text": "hi"})).await;
+        assert_eq!(out.result["is_error"], false, "{}", out.result);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // The third call waits for its turn for a second (the transport's bound for a
+    // request without a connection), then opens one; the DELETEs' own bound is 2 s.
+    let start = std::time::Instant::now();
+    let out = call(&h, &echo, "s-2", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    let took = start.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(900)
+            && took < std::time::Duration::from_millis(1500),
+        "the call took {took:?}"
+    );
+    h.flush().await;
+    assert_eq!(h.client.stats().sessions_close_failed, 3);
+}

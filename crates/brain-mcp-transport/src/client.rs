@@ -215,8 +215,11 @@ impl HttpClient {
             if let Some(auth) = forwarded.as_ref().and_then(|p| p.basic_auth()) {
                 req.headers_mut().insert(PROXY_AUTHORIZATION, auth.clone());
             }
-            let busy = self.inner.loads.busy(&url, out.background);
-            let mut resp = match load::tracked(self.inner.client.request(req)).await {
+            let timer = self.background_timer();
+            let turn = self.inner.loads.turn(&url, out.background, timer).await;
+            let busy = turn.busy;
+            let request = self.inner.client.request(req);
+            let mut resp = match load::tracked(request, turn.overdue).await {
                 Ok(resp) => resp,
                 Err(err) => {
                     // An unsent request may always go again; one that may have been

@@ -8,32 +8,29 @@
 //! response and body are dropped. An HTTP/1.1 connection is idle when more are open than
 //! held. An open h2 connection takes any number of requests.
 //!
-//! The same counts decide when the connector really connects. hyper starts a connect
-//! whenever a request finds no idle connection, even when one is about to come back to
-//! the pool (hyper returns it from a task of its own, after the body ended); under load
-//! that opens a new connection for a good part of all requests. Here a connect waits
-//! until more requests hold or want a connection than are open or opening, so a
-//! connection comes back to the waiting request instead; the oldest waiting connect is
-//! the one that goes when one is needed. Background requests count towards that need
-//! only up to one spare connection beyond the foreground requests. To an `https` origin
-//! whose protocol is not known yet, one connect goes first: if it turns out h2, every
-//! request shares it.
+//! The same counts decide when a connection is opened. A request waits for its turn
+//! before hyper sees it ([`Loads::turn`]): it goes at once when an h2 connection is open,
+//! when an HTTP/1.1 connection is free (idle, or on its way back to the pool), or when
+//! the rules below let it open one; otherwise it queues here, in order, until a request
+//! ends or a connection opens. Queueing here is cheap; queueing in hyper's pool is not,
+//! because hyper starts a connect for every request that finds no idle connection. That
+//! still happens when a request looks while the connection freed for it is on its way
+//! back (hyper returns it from a task of its own), so a connect waits until more
+//! requests hold or want a connection than are open or opening, and a connection comes
+//! back to the waiting request instead; the oldest waiting connect is the one that goes
+//! when one is needed. Background requests count towards that need only up to one spare
+//! connection beyond the foreground requests. To an `https` origin whose protocol is not
+//! known yet, one connect goes first: if it turns out h2, every request shares it.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
-use hyper::rt::{Read, ReadBufCursor, Write};
-use hyper_util::client::legacy::connect::{Connected, Connection};
 use tokio::sync::Notify;
 
-use crate::observe::{CONNECTIONS_OPENED, ConnectionUse};
+use crate::CoarseTimer;
 
 /// Connections and requests of one origin.
 #[derive(Debug, Default)]
@@ -52,6 +49,10 @@ struct Origin {
     waiting: usize,
     /// Wakes the oldest waiting connect.
     demand: Arc<Notify>,
+    /// Requests waiting for their turn (see [`Loads::turn`]): foreground, background.
+    queued: [usize; 2],
+    /// Wakes the oldest request waiting for its turn.
+    turns: Arc<Notify>,
 }
 
 impl Origin {
@@ -59,18 +60,46 @@ impl Origin {
     /// opening ones number fewer than the foreground requests plus [`BACKGROUND_SPARE`];
     /// and, to an `https` origin before its first connect ended, no connect is under way.
     fn needs_connect(&self, https: bool) -> bool {
-        if self.h2 > 0 {
-            return false;
-        }
+        self.h2 == 0 && self.connect_for(https, self.busy, self.background)
+    }
+
+    /// [`Self::needs_connect`] for `busy` requests of which `background` are background.
+    fn connect_for(&self, https: bool, busy: usize, background: usize) -> bool {
         let supply = self.h1 + self.connecting;
-        let foreground = self.busy - self.background;
-        let wanted = supply < self.busy.min(foreground + BACKGROUND_SPARE);
+        let foreground = busy - background;
+        let wanted = supply < busy.min(foreground + BACKGROUND_SPARE);
         let unknown = https && self.h1 == 0;
         wanted && !(unknown && self.connecting > 0)
     }
 
+    /// Whether one more request (`background` or not) may go to hyper now: an h2
+    /// connection takes it, an HTTP/1.1 connection is free (idle, or on its way back to
+    /// the pool), or the connect it would make hyper start may go.
+    fn admits(&self, https: bool, background: bool) -> bool {
+        self.h2 > 0
+            || self.h1 + self.connecting > self.busy
+            || self.connect_for(
+                https,
+                self.busy + 1,
+                self.background + usize::from(background),
+            )
+    }
+
+    /// Whether a request waiting for its turn may go now.
+    fn turn_ready(&self, https: bool) -> bool {
+        (self.queued[0] > 0 && self.admits(https, false))
+            || (self.queued[1] > 0 && self.admits(https, true))
+    }
+
     fn is_empty(&self) -> bool {
-        self.h1 + self.h2 + self.busy + self.connecting + self.waiting == 0
+        self.h1
+            + self.h2
+            + self.busy
+            + self.connecting
+            + self.waiting
+            + self.queued[0]
+            + self.queued[1]
+            == 0
     }
 }
 
@@ -83,10 +112,11 @@ impl Origin {
 /// 5-35% less CPU, for one connection more in all.
 const BACKGROUND_SPARE: usize = 1;
 
-/// Longest a connect waits for a request that needs it, while the request that started it
-/// has no answer. Then it goes if any request still lacks a connection (a background one
-/// waiting behind long calls, say), so that none waits for ever; below the 2 s deadline
-/// Brain gives a session DELETE.
+/// Longest a request waits for its turn, and longest a connect waits for a request that
+/// needs it while the request that started it has no answer. Then the request goes, and
+/// the connect goes if any request still lacks a connection (a call behind DELETEs a
+/// server never answers, say), so that none waits for ever; below the 2 s deadline Brain
+/// gives a session DELETE.
 const CONNECT_WAIT: Duration = Duration::from_secs(1);
 
 tokio::task_local! {
@@ -101,6 +131,9 @@ tokio::task_local! {
 pub(crate) struct Served {
     done: AtomicBool,
     notify: Notify,
+    /// The request waited [`CONNECT_WAIT`] for its turn: a connect hyper starts for it
+    /// goes at once.
+    overdue: bool,
 }
 
 impl Served {
@@ -124,8 +157,8 @@ impl Served {
 }
 
 /// Runs `request` (hyper's future for one request) so that a connect it starts knows
-/// when the request no longer needs it.
-pub(crate) async fn tracked<F: std::future::Future>(request: F) -> F::Output {
+/// when the request no longer needs it, and whether it is [`Turn::overdue`].
+pub(crate) async fn tracked<F: Future>(request: F, overdue: bool) -> F::Output {
     /// Marks the request answered however its future ends, dropped included.
     struct Finish(Arc<Served>);
     impl Drop for Finish {
@@ -133,7 +166,10 @@ pub(crate) async fn tracked<F: std::future::Future>(request: F) -> F::Output {
             self.0.finish();
         }
     }
-    let served = Finish(Arc::new(Served::default()));
+    let served = Finish(Arc::new(Served {
+        overdue,
+        ..Served::default()
+    }));
     REQUEST.scope(served.0.clone(), request).await
 }
 
@@ -194,6 +230,9 @@ impl Loads {
         if origin.needs_connect(https) {
             origin.demand.notify_one();
         }
+        if origin.turn_ready(https) {
+            origin.turns.notify_one();
+        }
         if origin.is_empty() {
             map.remove(authority);
         }
@@ -207,6 +246,14 @@ impl Loads {
         (https, authority): (bool, &str),
         served: Option<Arc<Served>>,
     ) -> bool {
+        if served.as_ref().is_some_and(|s| s.overdue) {
+            let mut go = false;
+            self.update((https, authority), |o| {
+                go = o.h2 == 0;
+                o.connecting += usize::from(go);
+            });
+            return go;
+        }
         let mut demand = None;
         self.update((https, authority), |o| {
             o.waiting += 1;
@@ -262,22 +309,105 @@ impl Loads {
         go
     }
 
-    /// Counts a request to `uri` as holding (or waiting for) a connection until the guard
-    /// is dropped. A `background` request uses the open connections in turn with the
-    /// others and makes one open only within [`BACKGROUND_SPARE`].
-    pub(crate) fn busy(self: &Arc<Self>, uri: &Uri, background: bool) -> Busy {
+    /// Waits until a request to `uri` may go to hyper (see [`Origin::admits`]), then
+    /// counts it as holding a connection until the returned guard is dropped. A
+    /// `background` request uses the open connections in turn with the others and makes
+    /// one open only within [`BACKGROUND_SPARE`].
+    ///
+    /// A request that had to wait lets the runtime run once more before it goes: the
+    /// connection freed for it goes back to hyper's pool from a task of hyper's own, and
+    /// a request that looks there first makes hyper start a connect for nothing. One
+    /// that waited [`CONNECT_WAIT`] (on `timer`: a call behind DELETEs a server never
+    /// answers, say) goes anyway, [`Turn::overdue`].
+    pub(crate) async fn turn(
+        self: &Arc<Self>,
+        uri: &Uri,
+        background: bool,
+        timer: &CoarseTimer,
+    ) -> Turn {
         let (https, authority) = key(uri);
-        self.update((https, authority), |o| {
+        let kind = usize::from(background);
+        let take = |o: &mut Origin| {
             o.busy += 1;
-            o.background += usize::from(background);
+            o.background += kind;
+        };
+        let (mut turns, mut overdue) = (None, false);
+        self.update((https, authority), |o| {
+            if o.admits(https, background) {
+                take(o);
+            } else {
+                o.queued[kind] += 1;
+                turns = Some(o.turns.clone());
+            }
         });
-        Busy {
+        if let Some(turns) = turns {
+            let mut queued = Queued {
+                loads: self,
+                origin: (https, authority),
+                kind,
+                waiting: true,
+            };
+            let wait = async {
+                while queued.waiting {
+                    let notified = turns.notified();
+                    tokio::pin!(notified);
+                    notified.as_mut().enable();
+                    self.update((https, authority), |o| {
+                        if o.admits(https, background) {
+                            o.queued[kind] -= 1;
+                            take(o);
+                            queued.waiting = false;
+                        }
+                    });
+                    if queued.waiting {
+                        notified.await;
+                    }
+                }
+            };
+            if timer.timeout(CONNECT_WAIT, wait).await.is_none() {
+                queued.waiting = false;
+                self.update((https, authority), |o| {
+                    o.queued[kind] -= 1;
+                    take(o);
+                });
+                overdue = true;
+            }
+            tokio::task::yield_now().await;
+        }
+        let busy = Busy {
             _guard: Arc::new(BusyGuard {
                 loads: self.clone(),
                 https,
                 authority: authority.into(),
                 background,
             }),
+        };
+        Turn { busy, overdue }
+    }
+}
+
+/// A request's turn to go to hyper, from [`Loads::turn`].
+pub(crate) struct Turn {
+    /// Counts the request as holding a connection until dropped.
+    pub(crate) busy: Busy,
+    /// It waited [`CONNECT_WAIT`] without a connection: hyper's connect for it goes at
+    /// once.
+    pub(crate) overdue: bool,
+}
+
+/// A request waiting for its turn; leaves the queue if its wait is dropped.
+struct Queued<'a> {
+    loads: &'a Loads,
+    origin: (bool, &'a str),
+    kind: usize,
+    waiting: bool,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        if self.waiting {
+            let kind = self.kind;
+            self.loads.update(self.origin, |o| o.queued[kind] -= 1);
         }
     }
 }
@@ -307,251 +437,8 @@ impl Drop for BusyGuard {
     }
 }
 
-/// A connector that counts the connections `C` opens, per origin, until they close.
-#[derive(Clone, Debug)]
-pub(crate) struct Counting<C> {
-    inner: C,
-    loads: Arc<Loads>,
-}
-
-impl<C> Counting<C> {
-    pub(crate) fn new(inner: C, loads: Arc<Loads>) -> Self {
-        Self { inner, loads }
-    }
-}
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-impl<C> tower_service::Service<Uri> for Counting<C>
-where
-    C: tower_service::Service<Uri> + Clone + Send + 'static,
-    C::Response: Connection + Send + 'static,
-    C::Future: Send + 'static,
-    C::Error: Into<BoxError>,
-{
-    type Response = Counted<C::Response>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        let loads = self.loads.clone();
-        let (https, authority) = key(&uri);
-        let authority: Box<str> = authority.into();
-        let mut inner = self.inner.clone();
-        let served = REQUEST.try_with(Arc::clone).ok();
-        Box::pin(async move {
-            if !loads.connect_needed((https, &authority), served).await {
-                return Err("no request needed this connection".into());
-            }
-            let connecting = inner.call(uri);
-            // Counted as connecting until this ends, whichever way.
-            let started = Connecting {
-                loads: &loads,
-                https,
-                authority: &authority,
-                done: false,
-            };
-            let io = connecting.await.map_err(Into::into)?;
-            let h2 = io.connected().is_negotiated_h2();
-            let id = started.opened(h2);
-            Ok(Counted {
-                io,
-                used: ConnectionUse::new(id),
-                _open: OpenGuard {
-                    loads,
-                    https,
-                    authority,
-                    h2,
-                },
-            })
-        })
-    }
-}
-
-/// A connect under way, counted until dropped.
-struct Connecting<'a> {
-    loads: &'a Loads,
-    https: bool,
-    authority: &'a str,
-    done: bool,
-}
-
-impl Connecting<'_> {
-    /// The connect succeeded: it now counts as an open connection, in one step so that
-    /// no other connect sees a moment with one connection too few. Returns its number.
-    fn opened(mut self, h2: bool) -> u64 {
-        self.done = true;
-        let id = self.loads.opened.fetch_add(1, Ordering::Relaxed) + 1;
-        metrics::counter!(CONNECTIONS_OPENED).increment(1);
-        self.loads.update((self.https, self.authority), |o| {
-            o.connecting = o.connecting.saturating_sub(1);
-            if h2 {
-                o.h2 += 1;
-            } else {
-                o.h1 += 1;
-            }
-        });
-        id
-    }
-}
-
-impl Drop for Connecting<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            self.loads.update((self.https, self.authority), |o| {
-                o.connecting = o.connecting.saturating_sub(1);
-            });
-        }
-    }
-}
-
-/// A connection counted as open until dropped.
-#[derive(Debug)]
-pub(crate) struct Counted<T> {
-    io: T,
-    /// Handed to every response on this connection (new or reused).
-    used: ConnectionUse,
-    _open: OpenGuard,
-}
-
-#[derive(Debug)]
-struct OpenGuard {
-    loads: Arc<Loads>,
-    https: bool,
-    authority: Box<str>,
-    h2: bool,
-}
-
-impl Drop for OpenGuard {
-    fn drop(&mut self) {
-        self.loads.closed.fetch_add(1, Ordering::Relaxed);
-        let h2 = self.h2;
-        self.loads.update((self.https, &self.authority), |o| {
-            if h2 {
-                o.h2 = o.h2.saturating_sub(1);
-            } else {
-                o.h1 = o.h1.saturating_sub(1);
-            }
-        });
-    }
-}
-
-impl<T: Connection> Connection for Counted<T> {
-    fn connected(&self) -> Connected {
-        self.io.connected().extra(self.used.clone())
-    }
-}
-
-impl<T: Read + Unpin> Read for Counted<T> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: ReadBufCursor<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
-    }
-}
-
-impl<T: Write + Unpin> Write for Counted<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
-    }
-}
-
+mod connect;
 #[cfg(test)]
-mod tests {
-    use super::Origin;
+mod tests;
 
-    fn origin(h1: usize, connecting: usize, busy: usize, background: usize) -> Origin {
-        Origin {
-            h1,
-            connecting,
-            busy,
-            background,
-            ..Origin::default()
-        }
-    }
-
-    #[test]
-    fn foreground_requests_get_a_connection_each() {
-        assert!(origin(0, 0, 1, 0).needs_connect(false));
-        assert!(origin(3, 0, 4, 0).needs_connect(false));
-        assert!(origin(2, 1, 4, 0).needs_connect(false), "three for four");
-        assert!(
-            !origin(2, 2, 4, 0).needs_connect(false),
-            "four open or opening"
-        );
-        assert!(
-            !origin(5, 0, 4, 0).needs_connect(false),
-            "idle ones will serve"
-        );
-    }
-
-    #[test]
-    fn background_requests_open_one_spare_at_most() {
-        assert!(
-            origin(0, 0, 1, 1).needs_connect(false),
-            "a DELETE alone connects"
-        );
-        assert!(
-            origin(1, 0, 2, 1).needs_connect(false),
-            "a call and a DELETE: the spare"
-        );
-        assert!(
-            !origin(2, 0, 3, 2).needs_connect(false),
-            "one call, two DELETEs: the spare is open"
-        );
-        assert!(
-            !origin(1, 1, 2, 1).needs_connect(false),
-            "the spare is opening"
-        );
-        assert!(
-            !origin(65, 0, 80, 16).needs_connect(false),
-            "64 calls hold 64, one spare"
-        );
-        assert!(origin(64, 0, 80, 16).needs_connect(false));
-    }
-
-    #[test]
-    fn h2_and_unknown_https_origins_share_one_connect() {
-        let mut shared = origin(0, 0, 8, 0);
-        shared.h2 = 1;
-        assert!(!shared.needs_connect(true), "h2 multiplexes");
-        assert!(
-            !origin(0, 1, 8, 0).needs_connect(true),
-            "the first https connect goes alone"
-        );
-        assert!(
-            origin(1, 1, 8, 0).needs_connect(true),
-            "then as http/1.1 needs"
-        );
-    }
-}
+pub(crate) use connect::Counting;
