@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use brain_mcp_proto::text::Secrets;
-use http::Response;
 use http::header::CONTENT_TYPE;
+use http::{HeaderValue, Response};
 use tracing::Span;
 
 /// Metric: connections the pool opened.
@@ -53,7 +53,9 @@ pub(crate) struct ExchangeLog {
     http_method: &'static str,
     started: Instant,
     status: Option<u16>,
-    content_type: Option<String>,
+    /// The reply's content type as sent: shown (redacted, terminal-safe, bounded) only
+    /// when the event is written.
+    content_type: Option<HeaderValue>,
     connection: Option<u64>,
     reused: Option<bool>,
     bytes: u64,
@@ -104,15 +106,24 @@ impl ExchangeLog {
     /// as every peer's text is, redacted, terminal-safe and bounded), connection.
     pub(crate) fn response<B>(&mut self, resp: &Response<B>) {
         self.status = Some(resp.status().as_u16());
-        self.content_type = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-            .map(|v| self.secrets.shown(&v, SHOWN_CONTENT_TYPE).into_owned());
+        // Marked sensitive: it is the server's text, and `Debug` must not show it raw.
+        self.content_type = resp.headers().get(CONTENT_TYPE).map(|v| {
+            let mut v = v.clone();
+            v.set_sensitive(true);
+            v
+        });
         if let Some(conn) = resp.extensions().get::<ConnectionUse>() {
             self.connection = Some(conn.id);
             self.reused = Some(conn.reused());
         }
+    }
+
+    /// The content type as the event shows it; only built when the event is enabled
+    /// (tracing evaluates an event's fields only then).
+    fn content_type_shown(&self) -> Option<String> {
+        let value = self.content_type.as_ref()?;
+        let text = String::from_utf8_lossy(value.as_bytes());
+        Some(self.secrets.shown(&text, SHOWN_CONTENT_TYPE).into_owned())
     }
 
     /// Counts `n` bytes of body read.
@@ -134,7 +145,7 @@ impl ExchangeLog {
             parent: &self.span,
             http_method = self.http_method,
             status = self.status,
-            content_type = self.content_type.as_deref(),
+            content_type = self.content_type_shown().as_deref(),
             bytes = self.bytes,
             duration_ms = millis,
             connection = self.connection,
