@@ -22,7 +22,13 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::Shared;
 use tokio::runtime::{Handle, Id};
+use tokio::task::{Unconstrained, unconstrained};
 use tokio::time::{Instant, Sleep};
+
+/// A timer that fires even when the task polling it has used up its Tokio budget (as
+/// `tokio::time::timeout`'s does), so work that always uses the budget cannot put a
+/// deadline off.
+type Deadline = Pin<Box<Unconstrained<Sleep>>>;
 
 /// A shared timer and the runtime it belongs to.
 #[derive(Debug)]
@@ -30,7 +36,7 @@ struct Step {
     runtime: Id,
     /// When it fires.
     at: Instant,
-    fired: Shared<Pin<Box<Sleep>>>,
+    fired: Shared<Deadline>,
 }
 
 pin_project_lite::pin_project! {
@@ -49,8 +55,8 @@ pin_project_lite::pin_project! {
 /// its own for a long limit.
 enum Fired<'a> {
     Unarmed(&'a CoarseTimer, Duration),
-    Shared(Shared<Pin<Box<Sleep>>>),
-    Own(Pin<Box<Sleep>>),
+    Shared(Shared<Deadline>),
+    Own(Deadline),
 }
 
 impl<F: Future> Future for Timeout<'_, F> {
@@ -127,14 +133,14 @@ impl CoarseTimer {
     fn arm(&self, limit: Duration) -> Fired<'static> {
         let shared = self.grid.checked_mul(Self::SHARED_STEPS);
         if shared.is_none_or(|most| limit > most) {
-            Fired::Own(Box::pin(tokio::time::sleep(limit)))
+            Fired::Own(Box::pin(unconstrained(tokio::time::sleep(limit))))
         } else {
             Fired::Shared(self.deadline(limit))
         }
     }
 
     /// A shared timer that fires between `now + limit` and one grid step later.
-    fn deadline(&self, limit: Duration) -> Shared<Pin<Box<Sleep>>> {
+    fn deadline(&self, limit: Duration) -> Shared<Deadline> {
         let runtime = Handle::current().id();
         let now = Instant::now();
         let due = now
@@ -153,7 +159,7 @@ impl CoarseTimer {
         {
             return step.fired.clone();
         }
-        let fired = Box::pin(tokio::time::sleep_until(latest)).shared();
+        let fired = Box::pin(unconstrained(tokio::time::sleep_until(latest))).shared();
         steps.push(Step {
             runtime,
             at: latest,

@@ -11,8 +11,8 @@
 //! The same counts decide when a connection is opened. A request waits for its turn
 //! before hyper sees it ([`Loads::turn`]): it goes at once when an h2 connection is open,
 //! when an HTTP/1.1 connection is free (idle, or on its way back to the pool), or when
-//! the rules below let it open one; otherwise it queues here, in order, until a request
-//! ends or a connection opens. Queueing here is cheap; queueing in hyper's pool is not,
+//! the rules below let it open one; otherwise it queues here (`turn`), in order of
+//! arrival, until the counts give it a turn. Queueing here is cheap; queueing in hyper's pool is not,
 //! because hyper starts a connect for every request that finds no idle connection. That
 //! still happens when a request looks while the connection freed for it is on its way
 //! back (hyper returns it from a task of its own), so a connect waits until more
@@ -22,15 +22,13 @@
 //! connection beyond the foreground requests. To an `https` origin whose protocol is not
 //! known yet, one connect goes first: if it turns out h2, every request shares it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use http::Uri;
 use tokio::sync::Notify;
-
-use crate::CoarseTimer;
 
 /// Connections and requests of one origin.
 #[derive(Debug, Default)]
@@ -49,46 +47,51 @@ struct Origin {
     waiting: usize,
     /// Wakes the oldest waiting connect.
     demand: Arc<Notify>,
-    /// Requests waiting for their turn (see [`Loads::turn`]): foreground, background.
-    queued: [usize; 2],
-    /// Wakes the oldest request waiting for its turn.
-    turns: Arc<Notify>,
+    /// Requests waiting for their turn (see [`Loads::turn`]), oldest first: foreground,
+    /// background.
+    queue: [VecDeque<Arc<Ticket>>; 2],
+    /// Tickets taken so far: the next one's place.
+    tickets: u64,
 }
 
 impl Origin {
     /// Whether a connect should go now: requests lack a connection, and the open or
-    /// opening ones number fewer than the foreground requests plus [`BACKGROUND_SPARE`];
-    /// and, to an `https` origin before its first connect ended, no connect is under way.
+    /// opening ones number fewer than the foreground requests (holding a connection or
+    /// waiting for their turn) plus [`BACKGROUND_SPARE`]; and, to an `https` origin
+    /// before its first connect ended, no connect is under way.
     fn needs_connect(&self, https: bool) -> bool {
-        self.h2 == 0 && self.connect_for(https, self.busy, self.background)
+        self.h2 == 0 && self.connect_for(https, self.busy, self.background, 0)
     }
 
-    /// [`Self::needs_connect`] for `busy` requests of which `background` are background.
-    fn connect_for(&self, https: bool, busy: usize, background: usize) -> bool {
+    /// [`Self::needs_connect`] for `busy` requests holding a connection, of which
+    /// `background` are background, and the waiting calls but `not_waiting` of them.
+    fn connect_for(&self, https: bool, busy: usize, background: usize, not_waiting: usize) -> bool {
         let supply = self.h1 + self.connecting;
-        let foreground = busy - background;
+        let foreground = busy - background + self.queue[0].len() - not_waiting;
         let wanted = supply < busy.min(foreground + BACKGROUND_SPARE);
         let unknown = https && self.h1 == 0;
         wanted && !(unknown && self.connecting > 0)
     }
 
-    /// Whether one more request (`background` or not) may go to hyper now: an h2
-    /// connection takes it, an HTTP/1.1 connection is free (idle, or on its way back to
-    /// the pool), or the connect it would make hyper start may go.
-    fn admits(&self, https: bool, background: bool) -> bool {
+    /// Whether one more request (`background` or not; `waiting` when it is a ticket of
+    /// the queue) may go to hyper now: an h2 connection takes it, an HTTP/1.1
+    /// connection is free (idle, or on its way back to the pool), or the connect it
+    /// would make hyper start may go.
+    fn admits(&self, https: bool, background: bool, waiting: bool) -> bool {
         self.h2 > 0
             || self.h1 + self.connecting > self.busy
             || self.connect_for(
                 https,
                 self.busy + 1,
                 self.background + usize::from(background),
+                usize::from(waiting && !background),
             )
     }
 
-    /// Whether a request waiting for its turn may go now.
-    fn turn_ready(&self, https: bool) -> bool {
-        (self.queued[0] > 0 && self.admits(https, false))
-            || (self.queued[1] > 0 && self.admits(https, true))
+    /// Requests waiting for their turn: foreground, background.
+    #[cfg(test)]
+    fn queued(&self) -> [usize; 2] {
+        [self.queue[0].len(), self.queue[1].len()]
     }
 
     fn is_empty(&self) -> bool {
@@ -97,8 +100,8 @@ impl Origin {
             + self.busy
             + self.connecting
             + self.waiting
-            + self.queued[0]
-            + self.queued[1]
+            + self.queue[0].len()
+            + self.queue[1].len()
             == 0
     }
 }
@@ -157,7 +160,7 @@ impl Served {
 }
 
 /// Runs `request` (hyper's future for one request) so that a connect it starts knows
-/// when the request no longer needs it, and whether it is [`Turn::overdue`].
+/// when the request no longer needs it, and whether it is [`Turn::overdue`](turn::Turn::overdue).
 pub(crate) async fn tracked<F: Future>(request: F, overdue: bool) -> F::Output {
     /// Marks the request answered however its future ends, dropped included.
     struct Finish(Arc<Served>);
@@ -230,9 +233,7 @@ impl Loads {
         if origin.needs_connect(https) {
             origin.demand.notify_one();
         }
-        if origin.turn_ready(https) {
-            origin.turns.notify_one();
-        }
+        origin.hand_off(https);
         if origin.is_empty() {
             map.remove(authority);
         }
@@ -248,8 +249,9 @@ impl Loads {
     ) -> bool {
         if served.as_ref().is_some_and(|s| s.overdue) {
             let mut go = false;
+            // As after a connect's own wait: only while a request still lacks one.
             self.update((https, authority), |o| {
-                go = o.h2 == 0;
+                go = o.h2 == 0 && o.busy > o.h1 + o.connecting;
                 o.connecting += usize::from(go);
             });
             return go;
@@ -308,108 +310,6 @@ impl Loads {
         });
         go
     }
-
-    /// Waits until a request to `uri` may go to hyper (see [`Origin::admits`]), then
-    /// counts it as holding a connection until the returned guard is dropped. A
-    /// `background` request uses the open connections in turn with the others and makes
-    /// one open only within [`BACKGROUND_SPARE`].
-    ///
-    /// A request that had to wait lets the runtime run once more before it goes: the
-    /// connection freed for it goes back to hyper's pool from a task of hyper's own, and
-    /// a request that looks there first makes hyper start a connect for nothing. One
-    /// that waited [`CONNECT_WAIT`] (on `timer`: a call behind DELETEs a server never
-    /// answers, say) goes anyway, [`Turn::overdue`].
-    pub(crate) async fn turn(
-        self: &Arc<Self>,
-        uri: &Uri,
-        background: bool,
-        timer: &CoarseTimer,
-    ) -> Turn {
-        let (https, authority) = key(uri);
-        let kind = usize::from(background);
-        let take = |o: &mut Origin| {
-            o.busy += 1;
-            o.background += kind;
-        };
-        let (mut turns, mut overdue) = (None, false);
-        self.update((https, authority), |o| {
-            if o.admits(https, background) {
-                take(o);
-            } else {
-                o.queued[kind] += 1;
-                turns = Some(o.turns.clone());
-            }
-        });
-        if let Some(turns) = turns {
-            let mut queued = Queued {
-                loads: self,
-                origin: (https, authority),
-                kind,
-                waiting: true,
-            };
-            let wait = async {
-                while queued.waiting {
-                    let notified = turns.notified();
-                    tokio::pin!(notified);
-                    notified.as_mut().enable();
-                    self.update((https, authority), |o| {
-                        if o.admits(https, background) {
-                            o.queued[kind] -= 1;
-                            take(o);
-                            queued.waiting = false;
-                        }
-                    });
-                    if queued.waiting {
-                        notified.await;
-                    }
-                }
-            };
-            if timer.timeout(CONNECT_WAIT, wait).await.is_none() {
-                queued.waiting = false;
-                self.update((https, authority), |o| {
-                    o.queued[kind] -= 1;
-                    take(o);
-                });
-                overdue = true;
-            }
-            tokio::task::yield_now().await;
-        }
-        let busy = Busy {
-            _guard: Arc::new(BusyGuard {
-                loads: self.clone(),
-                https,
-                authority: authority.into(),
-                background,
-            }),
-        };
-        Turn { busy, overdue }
-    }
-}
-
-/// A request's turn to go to hyper, from [`Loads::turn`].
-pub(crate) struct Turn {
-    /// Counts the request as holding a connection until dropped.
-    pub(crate) busy: Busy,
-    /// It waited [`CONNECT_WAIT`] without a connection: hyper's connect for it goes at
-    /// once.
-    pub(crate) overdue: bool,
-}
-
-/// A request waiting for its turn; leaves the queue if its wait is dropped.
-struct Queued<'a> {
-    loads: &'a Loads,
-    origin: (bool, &'a str),
-    kind: usize,
-    waiting: bool,
-}
-
-impl Drop for Queued<'_> {
-    fn drop(&mut self) {
-        if self.waiting {
-            let kind = self.kind;
-            self.loads.update(self.origin, |o| o.queued[kind] -= 1);
-        }
-    }
 }
 
 /// A request holding a connection; cloned into the response so whoever keeps the body
@@ -440,5 +340,7 @@ impl Drop for BusyGuard {
 mod connect;
 #[cfg(test)]
 mod tests;
+mod turn;
 
 pub(crate) use connect::Counting;
+use turn::Ticket;

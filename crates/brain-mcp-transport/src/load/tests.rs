@@ -7,7 +7,10 @@ use http::Uri;
 
 use std::time::Duration;
 
-use super::{CONNECT_WAIT, CoarseTimer, Loads, Origin, key};
+use std::sync::atomic::Ordering;
+
+use super::{CONNECT_WAIT, Loads, Origin, Ticket, key};
+use crate::CoarseTimer;
 
 fn origin(h1: usize, connecting: usize, busy: usize, background: usize) -> Origin {
     Origin {
@@ -76,34 +79,34 @@ fn h2_and_unknown_https_origins_share_one_connect() {
 
 #[test]
 fn requests_go_when_a_connection_is_free_or_may_open() {
-    assert!(origin(1, 0, 0, 0).admits(false, true), "one idle");
+    assert!(origin(1, 0, 0, 0).admits(false, true, false), "one idle");
     assert!(
-        origin(1, 0, 1, 0).admits(false, false),
+        origin(1, 0, 1, 0).admits(false, false, false),
         "a call opens its own"
     );
     assert!(
-        origin(1, 0, 1, 0).admits(false, true),
+        origin(1, 0, 1, 0).admits(false, true, false),
         "a DELETE opens the spare"
     );
     assert!(
-        !origin(2, 0, 2, 1).admits(false, true),
+        !origin(2, 0, 2, 1).admits(false, true, false),
         "a second DELETE waits for one of the two"
     );
     assert!(
-        !origin(2, 0, 2, 2).admits(false, false),
+        !origin(2, 0, 2, 2).admits(false, false, false),
         "DELETEs hold the call's connection and the spare: the next call waits"
     );
     assert!(
-        origin(2, 0, 2, 1).admits(false, false),
+        origin(2, 0, 2, 1).admits(false, false, false),
         "a call beside one DELETE"
     );
     assert!(
-        !origin(0, 1, 1, 0).admits(true, false),
+        !origin(0, 1, 1, 0).admits(true, false, false),
         "the first https connect goes alone"
     );
     let mut shared = origin(0, 0, 8, 8);
     shared.h2 = 1;
-    assert!(shared.admits(true, true), "h2 takes every request");
+    assert!(shared.admits(true, true, false), "h2 takes every request");
 }
 
 fn timer() -> CoarseTimer {
@@ -120,7 +123,7 @@ async fn a_request_waits_its_turn_in_order_and_leaves_no_count_behind() {
         let origins = loads.lock();
         origins[usize::from(https)]
             .get(authority)
-            .map_or([0, 0], |o| o.queued)
+            .map_or([0, 0], Origin::queued)
     };
     // A call's connection and the spare are open, each held by a session DELETE.
     loads.update((https, authority), |o| o.h1 = 2);
@@ -138,7 +141,7 @@ async fn a_request_waits_its_turn_in_order_and_leaves_no_count_behind() {
         "none for the call either"
     );
     assert_eq!(queued(&loads), [1, 1]);
-    // One DELETE ends: the oldest waiter takes its connection.
+    // One DELETE ends: the older waiter takes its connection.
     drop(first);
     let third = third.await;
     assert!(!third.overdue);
@@ -148,6 +151,7 @@ async fn a_request_waits_its_turn_in_order_and_leaves_no_count_behind() {
     );
     drop(second);
     let call = call.await.busy;
+    let third = third.busy;
     assert_eq!(queued(&loads), [0, 0]);
     // A waiter that gives up leaves the queue.
     let mut gives_up = Box::pin(loads.turn(&uri, true, &timer));
@@ -181,5 +185,112 @@ async fn a_call_behind_stalled_deletes_goes_after_a_second() {
     );
     let origins = loads.lock();
     let origin = origins[0].get("server:1").expect("counted");
-    assert_eq!((origin.busy, origin.queued), (3, [0, 0]));
+    assert_eq!((origin.busy, origin.queued()), (3, [0, 0]));
+}
+
+#[test]
+fn turns_go_to_the_oldest_requests_that_can_use_them() {
+    // A DELETE holds one of two connections; a DELETE and then a call wait.
+    let mut origin = origin(2, 0, 1, 1);
+    let (delete, call) = (Arc::new(Ticket::new(1)), Arc::new(Ticket::new(2)));
+    origin.queue[1].push_back(delete.clone());
+    origin.queue[0].push_back(call.clone());
+    origin.hand_off(false);
+    assert!(
+        delete.given.load(Ordering::Acquire),
+        "the older DELETE takes the free one"
+    );
+    assert!(
+        !call.given.load(Ordering::Acquire),
+        "the call may not open a third: it is neither woken nor counted"
+    );
+    assert_eq!(
+        (origin.busy, origin.background, origin.queued()),
+        (2, 2, [1, 0])
+    );
+    // A DELETE holds the only connection; a DELETE waits that may not open another,
+    // then a call that may. The DELETE does not hold the call up, and once the call
+    // counts, the DELETE may open the spare.
+    let mut origin = origin_with(1, 1, 1);
+    let (delete, call) = (Arc::new(Ticket::new(1)), Arc::new(Ticket::new(2)));
+    origin.queue[1].push_back(delete.clone());
+    origin.queue[0].push_back(call.clone());
+    origin.hand_off(false);
+    assert!(call.given.load(Ordering::Acquire));
+    assert!(delete.given.load(Ordering::Acquire));
+    assert_eq!(
+        (origin.busy, origin.background, origin.queued()),
+        (3, 2, [0, 0])
+    );
+}
+
+#[test]
+fn waiting_calls_count_towards_the_connections_calls_may_open() {
+    // DELETEs hold all three connections and three calls wait: the calls may open
+    // connections of their own (counting only calls that hold one, none could, and a
+    // host at 1000 calls in flight ran on 477 connections).
+    let mut origin = origin_with(3, 3, 3);
+    let calls: Vec<_> = (1..=3).map(|n| Arc::new(Ticket::new(n))).collect();
+    origin.queue[0].extend(calls.iter().cloned());
+    origin.hand_off(false);
+    assert!(calls[0].given.load(Ordering::Acquire));
+    // A waiting DELETE still may not open one.
+    let mut origin = origin_with(2, 2, 2);
+    let delete = Arc::new(Ticket::new(1));
+    origin.queue[1].push_back(delete.clone());
+    origin.hand_off(false);
+    assert!(!delete.given.load(Ordering::Acquire));
+}
+
+fn origin_with(h1: usize, busy: usize, background: usize) -> Origin {
+    origin(h1, 0, busy, background)
+}
+
+#[tokio::test]
+async fn a_turn_dropped_while_it_yields_gives_its_count_back() {
+    let loads = Arc::new(Loads::default());
+    let timer = timer();
+    let uri: Uri = "http://server:1/mcp".parse().expect("a URI");
+    loads.update(key(&uri), |o| o.h1 = 2);
+    let call = loads.turn(&uri, false, &timer).await.busy;
+    let delete = loads.turn(&uri, true, &timer).await.busy;
+    let mut waiting = Box::pin(loads.turn(&uri, true, &timer));
+    assert!(
+        waiting.as_mut().now_or_never().is_none(),
+        "no connection for it"
+    );
+    drop(delete);
+    assert!(
+        waiting.as_mut().now_or_never().is_none(),
+        "its turn, yielding once"
+    );
+    drop(waiting);
+    drop(call);
+    loads.update(key(&uri), |o| o.h1 = 0);
+    assert!(loads.lock()[0].is_empty(), "no count left behind");
+}
+
+#[tokio::test]
+async fn a_newcomer_goes_behind_the_requests_waiting() {
+    let loads = Arc::new(Loads::default());
+    let timer = timer();
+    let uri: Uri = "http://server:1/mcp".parse().expect("a URI");
+    loads.update(key(&uri), |o| o.h1 = 2);
+    let first = loads.turn(&uri, true, &timer).await.busy;
+    let _second = loads.turn(&uri, true, &timer).await.busy;
+    let mut old = Box::pin(loads.turn(&uri, true, &timer));
+    assert!(old.as_mut().now_or_never().is_none());
+    // A connection frees; a DELETE arriving now must not take it from the one waiting.
+    drop(first);
+    let mut newcomer = Box::pin(loads.turn(&uri, true, &timer));
+    assert!(
+        newcomer.as_mut().now_or_never().is_none(),
+        "the newcomer queues"
+    );
+    let old = old.await;
+    assert!(!old.overdue);
+    assert!(
+        newcomer.as_mut().now_or_never().is_none(),
+        "and still waits"
+    );
 }

@@ -1,0 +1,184 @@
+//! Requests waiting for their turn before hyper sees them (see the module docs of
+//! `load`): a queue per origin and kind, served in order by a hand-off.
+//!
+//! A request that may not go yet takes a [`Ticket`] at the back of its kind's queue.
+//! Whenever the counts change ([`Loads::update`]), the origin hands turns to the oldest
+//! tickets that may go: it counts each as holding a connection and wakes it. So no
+//! wake-up goes to a request that cannot use it, no newcomer takes a turn from one that
+//! waited, and background requests (session DELETEs) are not starved by a stream of
+//! calls.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use http::Uri;
+use tokio::sync::Notify;
+
+use super::{Busy, BusyGuard, CONNECT_WAIT, Loads, Origin, key};
+use crate::CoarseTimer;
+
+/// A request's place in its origin's queue.
+#[derive(Debug, Default)]
+pub(super) struct Ticket {
+    /// Its place among every ticket of the origin: older tickets have smaller ones.
+    order: u64,
+    /// Set (under the origins' lock) when the origin handed it a turn and counted it.
+    pub(super) given: AtomicBool,
+    woken: Notify,
+}
+
+impl Ticket {
+    /// The ticket taken `order`-th at its origin.
+    pub(super) fn new(order: u64) -> Self {
+        Self {
+            order,
+            ..Self::default()
+        }
+    }
+}
+
+/// A request's turn to go to hyper, from [`Loads::turn`].
+pub(crate) struct Turn {
+    /// Counts the request as holding a connection until dropped.
+    pub(crate) busy: Busy,
+    /// It waited [`CONNECT_WAIT`] without a connection: hyper's connect for it goes at
+    /// once.
+    pub(crate) overdue: bool,
+}
+
+impl Origin {
+    /// Counts one more request of `kind` (0 foreground, 1 background) as holding a
+    /// connection.
+    fn take(&mut self, kind: usize) {
+        self.busy += 1;
+        self.background += kind;
+    }
+
+    /// Gives turns to the oldest waiting requests that may go now, calls and background
+    /// requests alike in order of arrival; a request that may not go yet (a background
+    /// one's turn is stricter than a call's) does not hold up a younger one that may.
+    pub(super) fn hand_off(&mut self, https: bool) {
+        loop {
+            let ready = |kind: usize| {
+                let front = self.queue[kind].front()?;
+                self.admits(https, kind == 1, true).then_some(front.order)
+            };
+            let kind = match (ready(0), ready(1)) {
+                (Some(call), Some(background)) => usize::from(background < call),
+                (Some(_), None) => 0,
+                (None, Some(_)) => 1,
+                (None, None) => return,
+            };
+            let Some(ticket) = self.queue[kind].pop_front() else {
+                return;
+            };
+            self.take(kind);
+            ticket.given.store(true, Ordering::Release);
+            ticket.woken.notify_one();
+        }
+    }
+}
+
+impl Loads {
+    /// Waits until a request to `uri` may go to hyper (see [`Origin::admits`]), then
+    /// counts it as holding a connection until the returned guard is dropped. A
+    /// `background` request uses the open connections in turn with the others and makes
+    /// one open only within [`BACKGROUND_SPARE`](super::BACKGROUND_SPARE).
+    ///
+    /// A request goes at once only when none of its kind waits. One that waited lets the
+    /// runtime run once more before it goes: the connection freed for it goes back to
+    /// hyper's pool from a task of hyper's own, and a request that looks there first
+    /// makes hyper start a connect for nothing. One that waited [`CONNECT_WAIT`] (on
+    /// `timer`: a call behind DELETEs a server never answers, say) goes anyway,
+    /// [`Turn::overdue`].
+    pub(crate) async fn turn(
+        self: &Arc<Self>,
+        uri: &Uri,
+        background: bool,
+        timer: &CoarseTimer,
+    ) -> Turn {
+        let (https, authority) = key(uri);
+        let kind = usize::from(background);
+        let mut ticket = None;
+        self.update((https, authority), |o| {
+            if o.queue[kind].is_empty() && o.admits(https, background, false) {
+                o.take(kind);
+            } else {
+                o.tickets += 1;
+                let waiting = Arc::new(Ticket::new(o.tickets));
+                o.queue[kind].push_back(waiting.clone());
+                ticket = Some(waiting);
+            }
+        });
+        let Some(ticket) = ticket else {
+            return Turn {
+                busy: self.busy_guard(https, authority, background),
+                overdue: false,
+            };
+        };
+        let mut queued = Queued {
+            loads: self,
+            origin: (https, authority),
+            kind,
+            ticket,
+            counted: false,
+        };
+        let _ = timer
+            .timeout(CONNECT_WAIT, queued.ticket.woken.notified())
+            .await;
+        let mut overdue = false;
+        self.update((https, authority), |o| {
+            if !queued.ticket.given.load(Ordering::Acquire) {
+                // Out of time: it goes anyway.
+                o.queue[kind].retain(|t| !Arc::ptr_eq(t, &queued.ticket));
+                o.take(kind);
+                overdue = true;
+            }
+        });
+        // Counted now, whichever way: the guard takes the count over.
+        queued.counted = true;
+        let busy = self.busy_guard(https, authority, background);
+        tokio::task::yield_now().await;
+        Turn { busy, overdue }
+    }
+
+    /// The guard of a request already counted as holding a connection.
+    fn busy_guard(self: &Arc<Self>, https: bool, authority: &str, background: bool) -> Busy {
+        Busy {
+            _guard: Arc::new(BusyGuard {
+                loads: self.clone(),
+                https,
+                authority: authority.into(),
+                background,
+            }),
+        }
+    }
+}
+
+/// A request waiting for its turn. Dropped while it waits, it leaves the queue, or gives
+/// back the turn it was handed.
+struct Queued<'a> {
+    loads: &'a Loads,
+    origin: (bool, &'a str),
+    kind: usize,
+    ticket: Arc<Ticket>,
+    /// Its count belongs to a [`Busy`] guard now.
+    counted: bool,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        if self.counted {
+            return;
+        }
+        let (kind, ticket) = (self.kind, &self.ticket);
+        self.loads.update(self.origin, |o| {
+            if ticket.given.load(Ordering::Acquire) {
+                o.busy -= 1;
+                o.background -= kind;
+            } else {
+                o.queue[kind].retain(|t| !Arc::ptr_eq(t, ticket));
+            }
+        });
+    }
+}
