@@ -60,14 +60,21 @@ impl Origin {
     /// waiting for their turn) plus [`BACKGROUND_SPARE`]; and, to an `https` origin
     /// before its first connect ended, no connect is under way.
     fn needs_connect(&self, https: bool) -> bool {
-        self.h2 == 0 && self.connect_for(https, self.busy, self.background, 0)
+        let waiting_calls = self.queue[0].len();
+        self.h2 == 0 && self.connect_for(https, self.busy, self.background, waiting_calls)
     }
 
     /// [`Self::needs_connect`] for `busy` requests holding a connection, of which
-    /// `background` are background, and the waiting calls but `not_waiting` of them.
-    fn connect_for(&self, https: bool, busy: usize, background: usize, not_waiting: usize) -> bool {
+    /// `background` are background, and `waiting_calls` calls waiting for their turn.
+    fn connect_for(
+        &self,
+        https: bool,
+        busy: usize,
+        background: usize,
+        waiting_calls: usize,
+    ) -> bool {
         let supply = self.h1 + self.connecting;
-        let foreground = busy - background + self.queue[0].len() - not_waiting;
+        let foreground = busy - background + waiting_calls;
         let wanted = supply < busy.min(foreground + BACKGROUND_SPARE);
         let unknown = https && self.h1 == 0;
         wanted && !(unknown && self.connecting > 0)
@@ -76,15 +83,20 @@ impl Origin {
     /// Whether one more request (`background` or not; `waiting` when it is a ticket of
     /// the queue) may go to hyper now: an h2 connection takes it, an HTTP/1.1
     /// connection is free (idle, or on its way back to the pool), or the connect it
-    /// would make hyper start may go.
+    /// would make hyper start may go. A call counts the other waiting calls as demand; a
+    /// background request does not, so it never takes the connect a waiting call needs.
     fn admits(&self, https: bool, background: bool, waiting: bool) -> bool {
+        let waiting_calls = match background {
+            true => 0,
+            false => self.queue[0].len() - usize::from(waiting),
+        };
         self.h2 > 0
             || self.h1 + self.connecting > self.busy
             || self.connect_for(
                 https,
                 self.busy + 1,
                 self.background + usize::from(background),
-                usize::from(waiting && !background),
+                waiting_calls,
             )
     }
 
@@ -230,10 +242,11 @@ impl Loads {
             None => map.entry(authority.into()).or_default(),
         };
         change(origin);
+        // Turns first: a call given its turn may be what makes a waiting connect needed.
+        origin.hand_off(https);
         if origin.needs_connect(https) {
             origin.demand.notify_one();
         }
-        origin.hand_off(https);
         if origin.is_empty() {
             map.remove(authority);
         }

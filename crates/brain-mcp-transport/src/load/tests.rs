@@ -208,13 +208,15 @@ fn turns_go_to_the_oldest_requests_that_can_use_them() {
         (origin.busy, origin.background, origin.queued()),
         (2, 2, [1, 0])
     );
-    // A DELETE holds the only connection; a DELETE waits that may not open another,
-    // then a call that may. The DELETE does not hold the call up, and once the call
-    // counts, the DELETE may open the spare.
+    // A DELETE holds the only connection; a DELETE waits that may not open another
+    // (waiting calls are not its demand), then a call that may. The DELETE does not hold
+    // the call up, and once the call counts, the DELETE may open the spare.
     let mut origin = origin_with(1, 1, 1);
     let (delete, call) = (Arc::new(Ticket::new(1)), Arc::new(Ticket::new(2)));
     origin.queue[1].push_back(delete.clone());
     origin.queue[0].push_back(call.clone());
+    assert!(!origin.admits(false, true, true), "the DELETE alone may not");
+    assert!(origin.admits(false, false, true), "the call may");
     origin.hand_off(false);
     assert!(call.given.load(Ordering::Acquire));
     assert!(delete.given.load(Ordering::Acquire));

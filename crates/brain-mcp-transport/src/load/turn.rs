@@ -174,8 +174,8 @@ impl Drop for Queued<'_> {
         let (kind, ticket) = (self.kind, &self.ticket);
         self.loads.update(self.origin, |o| {
             if ticket.given.load(Ordering::Acquire) {
-                o.busy -= 1;
-                o.background -= kind;
+                o.busy = o.busy.saturating_sub(1);
+                o.background = o.background.saturating_sub(kind);
             } else {
                 o.queue[kind].retain(|t| !Arc::ptr_eq(t, ticket));
             }
