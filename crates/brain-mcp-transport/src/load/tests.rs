@@ -106,7 +106,12 @@ fn requests_go_when_a_connection_is_free_or_may_open() {
     );
     let mut shared = origin(0, 0, 8, 8);
     shared.h2 = 1;
-    assert!(shared.admits(true, true, false), "h2 takes every request");
+    assert!(shared.admits(true, true, false), "h2 takes many requests");
+    shared.busy = super::H2_STREAMS;
+    assert!(
+        !shared.admits(true, false, false),
+        "but no more than a server must allow at once"
+    );
 }
 
 fn timer() -> CoarseTimer {
@@ -215,7 +220,10 @@ fn turns_go_to_the_oldest_requests_that_can_use_them() {
     let (delete, call) = (Arc::new(Ticket::new(1)), Arc::new(Ticket::new(2)));
     origin.queue[1].push_back(delete.clone());
     origin.queue[0].push_back(call.clone());
-    assert!(!origin.admits(false, true, true), "the DELETE alone may not");
+    assert!(
+        !origin.admits(false, true, true),
+        "the DELETE alone may not"
+    );
     assert!(origin.admits(false, false, true), "the call may");
     origin.hand_off(false);
     assert!(call.given.load(Ordering::Acquire));
