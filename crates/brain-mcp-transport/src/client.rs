@@ -20,7 +20,7 @@ use brain_mcp_proto::text::Secrets;
 use crate::coarse::CoarseTimer;
 use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
-use crate::load::{self, Counting, Loads, PoolStats};
+use crate::load::{self, Busy, Counting, Loads, PoolStats};
 use crate::observe::ExchangeLog;
 use crate::proxy::{Proxies, ProxyConnector, ProxyError, Route};
 
@@ -185,14 +185,14 @@ impl HttpClient {
 
     /// Sends `out`, following same-origin 307/308 redirects and resending an
     /// idempotent request once when a pooled connection turns out stale. Returns the
-    /// final response (any status other than a followed redirect). The response's
-    /// extensions hold a [`Busy`](crate::load::Busy) that counts its connection as in
-    /// use for as long as the response or its body is kept.
+    /// final response (any status other than a followed redirect), with the
+    /// [`Busy`](crate::load::Busy) guard that counts its connection as in use: keep it
+    /// as long as the response or its body is kept.
     pub(crate) async fn send(
         &self,
         out: Outgoing<'_>,
         log: &mut ExchangeLog,
-    ) -> Result<Response<Incoming>, TransportError> {
+    ) -> Result<(Response<Incoming>, Busy), TransportError> {
         let mut url = out.url;
         let mut hops = 0;
         let mut resent = false;
@@ -219,7 +219,7 @@ impl HttpClient {
             let turn = self.inner.loads.turn(&url, out.background, timer).await;
             let busy = turn.busy;
             let request = self.inner.client.request(req);
-            let mut resp = match load::tracked(request, turn.overdue).await {
+            let resp = match load::tracked(request, turn.overdue).await {
                 Ok(resp) => resp,
                 Err(err) => {
                     // An unsent request may always go again; one that may have been
@@ -246,8 +246,7 @@ impl HttpClient {
             }
             if !status.is_redirection() || !out.follow {
                 log.response(&resp);
-                resp.extensions_mut().insert(busy);
-                return Ok(resp);
+                return Ok((resp, busy));
             }
             log.redirected();
             let target = redirect_target(&out.method, &url, status, resp.headers())?;

@@ -125,7 +125,7 @@ impl HttpClient {
             background: false,
             follow: false,
         };
-        let mut resp = self.send(out, &mut log).await?;
+        let (mut resp, _busy) = self.send(out, &mut log).await?;
         let header = |name| {
             resp.headers()
                 .get(name)

@@ -13,7 +13,6 @@ use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers::{self, BearerToken};
-use crate::load::Busy;
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
 use crate::stream::{ReplyStream, Resume};
@@ -140,7 +139,7 @@ impl HttpClient {
             background: false,
             follow: true,
         };
-        let mut resp = self.send(out, &mut log).await?;
+        let (mut resp, busy) = self.send(out, &mut log).await?;
         let at = place(&Method::POST, &req.url);
         let status = resp.status();
         let mut budget = Budget::new(req.budget);
@@ -197,10 +196,9 @@ impl HttpClient {
             }),
             _ => None,
         };
-        let busy = resp.extensions_mut().remove::<Busy>();
         Ok(PostReply::Stream(ReplyStream::new(
             at,
-            (resp.into_body(), busy),
+            (resp.into_body(), Some(busy)),
             content_type,
             session_id,
             id,
@@ -244,7 +242,7 @@ impl HttpClient {
                 follow: true,
             };
             let mut log = ExchangeLog::start("DELETE", secrets.clone());
-            let mut resp = self.send(out, &mut log).await?;
+            let (mut resp, _busy) = self.send(out, &mut log).await?;
             let cfg = &self.inner.config;
             body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
             log.end("ok");

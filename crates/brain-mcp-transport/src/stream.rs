@@ -310,8 +310,9 @@ impl State {
                 .min(self.client.config().max_retry);
             tokio::time::sleep(wait).await;
             match resume_get(resume, &last_id, &mut self.budget).await {
-                Ok(body) => {
+                Ok((body, busy)) => {
                     self.body = Some(body);
+                    self.busy = Some(busy);
                     self.sse.restart();
                     return Ok(());
                 }
@@ -332,7 +333,7 @@ async fn resume_get(
     resume: &Resume,
     last_id: &str,
     budget: &mut Budget,
-) -> Result<Incoming, TransportError> {
+) -> Result<(Incoming, Busy), TransportError> {
     let at = place(&Method::GET, &resume.url);
     let value = HeaderValue::from_str(last_id).map_err(|_| {
         TransportError::new(
@@ -360,7 +361,7 @@ async fn resume_get(
     // The resumed stream's bytes are counted in the exchange's own event; this one says
     // how the GET went.
     let mut log = ExchangeLog::start("GET", resume.secrets.clone());
-    let mut resp = resume.client.send(out, &mut log).await?;
+    let (mut resp, busy) = resume.client.send(out, &mut log).await?;
     log.end(if resp.status().is_success() {
         "ok"
     } else {
@@ -380,7 +381,8 @@ async fn resume_get(
             "{at}: the resumed stream is not an event stream"
         )));
     }
-    Ok(resp.into_body())
+    // The resumed stream holds its connection as the first one did.
+    Ok((resp.into_body(), busy))
 }
 
 fn sse_error(at: &Place, e: SseError) -> TransportError {
