@@ -24,6 +24,9 @@ pub(super) struct Ticket {
     order: u64,
     /// Set (under the origins' lock) when the origin handed it a turn and counted it.
     pub(super) given: AtomicBool,
+    /// The turn is an HTTP/1.1 connection another request just freed, which may still be
+    /// on its way back to hyper's pool.
+    freed: AtomicBool,
     woken: Notify,
 }
 
@@ -72,7 +75,9 @@ impl Origin {
             let Some(ticket) = self.queue[kind].pop_front() else {
                 return;
             };
+            let freed = self.h2 == 0 && self.h1 + self.connecting > self.busy;
             self.take(kind);
+            ticket.freed.store(freed, Ordering::Release);
             ticket.given.store(true, Ordering::Release);
             ticket.woken.notify_one();
         }
@@ -85,10 +90,10 @@ impl Loads {
     /// `background` request uses the open connections in turn with the others and makes
     /// one open only within [`BACKGROUND_SPARE`](super::BACKGROUND_SPARE).
     ///
-    /// A request goes at once only when none of its kind waits. One that waited lets the
-    /// runtime run once more before it goes: the connection freed for it goes back to
-    /// hyper's pool from a task of hyper's own, and a request that looks there first
-    /// makes hyper start a connect for nothing. One that waited [`CONNECT_WAIT`] (on
+    /// A request goes at once only when none of its kind waits. One handed an HTTP/1.1
+    /// connection another request just freed lets the runtime run once more before it
+    /// goes: the connection goes back to hyper's pool from a task of hyper's own, and a
+    /// request that looks there first makes hyper start a connect for nothing. One that waited [`CONNECT_WAIT`] (on
     /// `timer`: a call behind DELETEs a server never answers, say) goes anyway,
     /// [`Turn::overdue`].
     pub(crate) async fn turn(
@@ -138,7 +143,9 @@ impl Loads {
         // Counted now, whichever way: the guard takes the count over.
         queued.counted = true;
         let busy = self.busy_guard(https, authority, background);
-        tokio::task::yield_now().await;
+        if queued.ticket.freed.load(Ordering::Acquire) {
+            tokio::task::yield_now().await;
+        }
         Turn { busy, overdue }
     }
 
