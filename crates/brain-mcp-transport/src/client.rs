@@ -186,7 +186,7 @@ impl HttpClient {
     /// Sends `out`, following same-origin 307/308 redirects and resending an
     /// idempotent request once when a pooled connection turns out stale. Returns the
     /// final response (any status other than a followed redirect), with the
-    /// [`Busy`](crate::load::Busy) guard that counts its connection as in use: keep it
+    /// [`Busy`] guard that counts its connection as in use: keep it
     /// as long as the response or its body is kept.
     pub(crate) async fn send(
         &self,
@@ -217,10 +217,13 @@ impl HttpClient {
             }
             let timer = self.background_timer();
             let turn = self.inner.loads.turn(&url, out.background, timer).await;
-            let busy = turn.busy;
+            let mut busy = turn.busy;
             let request = self.inner.client.request(req);
             let resp = match load::tracked(request, turn.overdue).await {
-                Ok(resp) => resp,
+                Ok(resp) => {
+                    busy.headed();
+                    resp
+                }
                 Err(err) => {
                     // An unsent request may always go again; one that may have been
                     // written only when it has no side effects.

@@ -6,11 +6,13 @@
 //! counts it per origin until it closes, HTTP/1.1 and h2 apart; every request counts as
 //! holding an HTTP/1.1 connection ([`Busy`]) from the moment it is sent until its
 //! response and body are dropped. An HTTP/1.1 connection is idle when more are open than
-//! held. An open h2 connection takes any number of requests.
+//! held. An open h2 connection takes [`H2_STREAMS`] requests at once that have no
+//! response head yet.
 //!
 //! The same counts decide when a connection is opened. A request waits for its turn
-//! before hyper sees it ([`Loads::turn`]): it goes at once when an h2 connection is open,
-//! when an HTTP/1.1 connection is free (idle, or on its way back to the pool), or when
+//! before hyper sees it ([`Loads::turn`]): it goes at once when an h2 connection has
+//! room for it, when an HTTP/1.1 connection is free (idle, or on its way back to the
+//! pool), or when
 //! the rules below let it open one; otherwise it queues here (`turn`), in order of
 //! arrival, until the counts give it a turn. Queueing here is cheap; queueing in hyper's pool is not,
 //! because hyper starts a connect for every request that finds no idle connection. That
@@ -47,6 +49,9 @@ struct Origin {
     waiting: usize,
     /// Wakes the oldest waiting connect.
     demand: Arc<Notify>,
+    /// Requests holding a connection whose response head has not come yet: on h2, the
+    /// streams a server may still be holding back (see [`H2_STREAMS`]).
+    pending: usize,
     /// Requests waiting for their turn (see [`Loads::turn`]), oldest first: foreground,
     /// background.
     queue: [VecDeque<Arc<Ticket>>; 2],
@@ -92,7 +97,12 @@ impl Origin {
             false => self.queue[0].len() - usize::from(waiting),
         };
         if self.h2 > 0 {
-            return self.busy < self.h2 * H2_STREAMS;
+            return self.pending < self.h2 * H2_STREAMS;
+        }
+        if https && self.h1 == 0 {
+            // The protocol is not known yet: one request goes and connects, the others
+            // wait for its connection (every one of them shares it if it is h2).
+            return self.busy == 0;
         }
         self.h1 + self.connecting > self.busy
             || self.connect_for(
@@ -274,12 +284,16 @@ impl Loads {
     ) -> bool {
         if served.as_ref().is_some_and(|s| s.overdue) {
             let mut go = false;
-            // As after a connect's own wait: only while a request still lacks one.
+            // As after a connect's own wait: only while a request still lacks one, and
+            // to an origin whose protocol is not known, not beside a connect under way.
             self.update((https, authority), |o| {
-                go = o.h2 == 0 && o.busy > o.h1 + o.connecting;
+                let unknown = https && o.h1 == 0 && o.connecting > 0;
+                go = o.h2 == 0 && o.busy > o.h1 + o.connecting && !unknown;
                 o.connecting += usize::from(go);
             });
-            return go;
+            if go {
+                return true;
+            }
         }
         let mut demand = None;
         self.update((https, authority), |o| {
@@ -324,11 +338,17 @@ impl Loads {
         // Out of time. While any request still lacks a connection (a background one
         // waiting behind long calls, say), connect for it after all; otherwise every
         // request has a connection and this connect was started for one that got a
-        // pooled connection meanwhile.
+        // pooled connection meanwhile. To an h2 origin hyper connects only when its pool
+        // has let the connection go (it drops it `pool_idle_timeout` after its last
+        // checkout, streams still open): the request still waiting needs this connect.
         let mut go = needed;
         self.update((https, authority), |o| {
             o.waiting -= 1;
-            go = o.h2 == 0 && o.busy > o.h1 + o.connecting;
+            go = if o.h2 > 0 {
+                served.is_some()
+            } else {
+                o.busy > o.h1 + o.connecting
+            };
             if go {
                 o.connecting += 1;
             }
@@ -337,27 +357,37 @@ impl Loads {
     }
 }
 
-/// A request holding a connection; cloned into the response so whoever keeps the body
-/// keeps the count. The count drops with the last clone.
-#[derive(Clone, Debug)]
-pub(crate) struct Busy {
-    _guard: Arc<BusyGuard>,
-}
-
+/// A request holding a connection, from its turn until its response and body are
+/// dropped (whoever reads the body keeps it).
 #[derive(Debug)]
-pub(crate) struct BusyGuard {
+pub(crate) struct Busy {
     loads: Arc<Loads>,
     https: bool,
     authority: Box<str>,
     background: bool,
+    /// Its response head came (see [`Origin::pending`]).
+    headed: bool,
 }
 
-impl Drop for BusyGuard {
+impl Busy {
+    /// Notes that the response head came: on h2, the server has taken the stream.
+    pub(crate) fn headed(&mut self) {
+        if !std::mem::replace(&mut self.headed, true) {
+            self.loads.update((self.https, &self.authority), |o| {
+                o.pending = o.pending.saturating_sub(1);
+            });
+        }
+    }
+}
+
+impl Drop for Busy {
     fn drop(&mut self) {
         let background = usize::from(self.background);
+        let pending = usize::from(!self.headed);
         self.loads.update((self.https, &self.authority), |o| {
             o.busy = o.busy.saturating_sub(1);
             o.background = o.background.saturating_sub(background);
+            o.pending = o.pending.saturating_sub(pending);
         });
     }
 }

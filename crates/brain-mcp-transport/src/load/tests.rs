@@ -107,10 +107,24 @@ fn requests_go_when_a_connection_is_free_or_may_open() {
     let mut shared = origin(0, 0, 8, 8);
     shared.h2 = 1;
     assert!(shared.admits(true, true, false), "h2 takes many requests");
-    shared.busy = super::H2_STREAMS;
+    shared.busy = super::H2_STREAMS + 50;
+    shared.pending = super::H2_STREAMS;
     assert!(
         !shared.admits(true, false, false),
-        "but no more than a server must allow at once"
+        "but no more without a response head than a server must allow at once"
+    );
+    shared.pending -= 1;
+    assert!(
+        shared.admits(true, false, false),
+        "streams whose response came do not count"
+    );
+    assert!(
+        origin(0, 0, 0, 0).admits(true, false, false),
+        "https, protocol unknown: the first goes"
+    );
+    assert!(
+        !origin(0, 0, 1, 0).admits(true, false, false),
+        "and the rest wait for its connection"
     );
 }
 

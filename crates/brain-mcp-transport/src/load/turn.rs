@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use http::Uri;
 use tokio::sync::Notify;
 
-use super::{Busy, BusyGuard, CONNECT_WAIT, Loads, Origin, key};
+use super::{Busy, CONNECT_WAIT, Loads, Origin, key};
 use crate::CoarseTimer;
 
 /// A request's place in its origin's queue.
@@ -55,6 +55,7 @@ impl Origin {
     fn take(&mut self, kind: usize) {
         self.busy += 1;
         self.background += kind;
+        self.pending += 1;
     }
 
     /// Gives turns to the oldest waiting requests that may go now, calls and background
@@ -152,12 +153,11 @@ impl Loads {
     /// The guard of a request already counted as holding a connection.
     fn busy_guard(self: &Arc<Self>, https: bool, authority: &str, background: bool) -> Busy {
         Busy {
-            _guard: Arc::new(BusyGuard {
-                loads: self.clone(),
-                https,
-                authority: authority.into(),
-                background,
-            }),
+            loads: self.clone(),
+            https,
+            authority: authority.into(),
+            background,
+            headed: false,
         }
     }
 }
@@ -183,6 +183,7 @@ impl Drop for Queued<'_> {
             if ticket.given.load(Ordering::Acquire) {
                 o.busy = o.busy.saturating_sub(1);
                 o.background = o.background.saturating_sub(kind);
+                o.pending = o.pending.saturating_sub(1);
             } else {
                 o.queue[kind].retain(|t| !Arc::ptr_eq(t, ticket));
             }

@@ -10,6 +10,7 @@
 mod exchange;
 mod faults;
 mod fetch;
+mod h2_streams;
 mod pool;
 mod progress;
 mod proxy;

@@ -1,0 +1,118 @@
+//! h2: long streams do not hold later requests back, and a connection hyper's pool
+//! let go while streams still used it is replaced, not refused.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Response, StatusCode};
+
+use crate::server::{Reply, TestBody, TestServer, handler, json};
+use crate::tls::{acceptor, pki};
+use crate::{notification, post, response, stream};
+
+type Held = Arc<Mutex<Vec<tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>>>>;
+
+/// Requests whose id is below 1000 get an event stream that stays open; others JSON.
+async fn server(p: &crate::tls::Pki, held: Held) -> TestServer {
+    TestServer::start_with(
+        handler(move |seen| {
+            let held = held.clone();
+            async move {
+                let body = String::from_utf8_lossy(&seen.body).to_string();
+                let id: i64 = body
+                    .split("\"id\":")
+                    .nth(1)
+                    .and_then(|s| s.split(',').next())
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                if id >= 1000 {
+                    return json(StatusCode::OK, response(id));
+                }
+                let (tx, b) = TestBody::channel();
+                tx.send(Ok(Bytes::from(format!("data: {}\n\n", notification(1)))))
+                    .await
+                    .unwrap();
+                held.lock().unwrap().push(tx);
+                Reply::Respond(
+                    Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .body(b)
+                        .unwrap(),
+                )
+            }
+        }),
+        Some(acceptor(p)),
+    )
+    .await
+}
+
+fn url(s: &TestServer) -> http::Uri {
+    format!("https://localhost:{}/mcp", s.addr.port())
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_the_pool_let_go_while_in_use_is_replaced() {
+    let p = pki();
+    let held = Held::default();
+    let s = server(&p, held.clone()).await;
+    let c = brain_mcp_transport::HttpClient::new({
+        let mut c = crate::config();
+        c.extra_roots = vec![p.ca_der.clone()];
+        c.pool_idle_timeout = Duration::from_secs(1);
+        c
+    })
+    .unwrap();
+    let mut long = stream(c.post(post(url(&s), 1)).await.unwrap());
+    let first = long.next().await.unwrap().unwrap();
+    assert!(!first.is_final_response);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // hyper's pool dropped the connection from its idle list after 1 s, though the
+    // stream still uses it: the next request connects anew rather than failing.
+    let r = c.post(post(url(&s), 1001)).await;
+    assert!(r.is_ok(), "{r:?}");
+    drop(long);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_open_streams_do_not_hold_the_next_request_back() {
+    let p = pki();
+    let held = Held::default();
+    let s = server(&p, held.clone()).await;
+    let c = brain_mcp_transport::HttpClient::new({
+        let mut c = crate::config();
+        c.extra_roots = vec![p.ca_der.clone()];
+        c.pool_idle_timeout = Duration::from_secs(60);
+        c
+    })
+    .unwrap();
+    // One first so ALPN is known.
+    let mut streams = vec![stream(c.post(post(url(&s), 1)).await.unwrap())];
+    let mut tasks = Vec::new();
+    for id in 2..=100 {
+        let c = c.clone();
+        let u = url(&s);
+        tasks.push(tokio::spawn(async move {
+            stream(c.post(post(u, id)).await.unwrap())
+        }));
+    }
+    for t in tasks {
+        streams.push(t.await.unwrap());
+    }
+    // Their response heads came: they no longer count against the streams a request
+    // may wait for, so the next ones go at once (before, each waited the 1 s bound).
+    for n in 0..3 {
+        let t = Instant::now();
+        let mut r = stream(c.post(post(url(&s), 1000 + n)).await.unwrap());
+        let _ = r.next().await;
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "request {n} beyond 100 open streams took {:?}",
+            t.elapsed()
+        );
+    }
+    assert_eq!(s.accepted(), 1, "one h2 connection for all");
+    drop(streams);
+}
