@@ -102,7 +102,8 @@ impl Origin {
         if https && self.h1 == 0 {
             // The protocol is not known yet: one request goes and connects, the others
             // wait for its connection (every one of them shares it if it is h2).
-            return self.busy == 0;
+            // Requests whose response came on a connection since closed do not count.
+            return self.pending == 0;
         }
         self.h1 + self.connecting > self.busy
             || self.connect_for(
@@ -303,8 +304,8 @@ impl Loads {
         let Some(demand) = demand else {
             return true;
         };
-        let deadline = tokio::time::Instant::now() + CONNECT_WAIT;
-        let needed = loop {
+        let mut deadline = tokio::time::Instant::now() + CONNECT_WAIT;
+        loop {
             let notified = demand.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
@@ -331,29 +332,45 @@ impl Loads {
                     self.update((https, authority), |o| o.waiting -= 1);
                     return false;
                 }
-                () = &mut notified => {}
-                () = tokio::time::sleep_until(deadline) => break false,
+                () = &mut notified => continue,
+                () = tokio::time::sleep_until(deadline) => {}
             }
-        };
-        // Out of time. While any request still lacks a connection (a background one
-        // waiting behind long calls, say), connect for it after all; otherwise every
-        // request has a connection and this connect was started for one that got a
-        // pooled connection meanwhile. To an h2 origin hyper connects only when its pool
-        // has let the connection go (it drops it `pool_idle_timeout` after its last
-        // checkout, streams still open): the request still waiting needs this connect.
-        let mut go = needed;
+            match self.out_of_time((https, authority)) {
+                Some(go) => return go,
+                None => deadline = tokio::time::Instant::now() + CONNECT_WAIT,
+            }
+        }
+    }
+
+    /// A waiting connect's [`CONNECT_WAIT`] is over: whether it goes now (`Some`), or
+    /// waits once more (`None`).
+    ///
+    /// While any request still lacks an HTTP/1.1 connection (a background one waiting
+    /// behind long calls, say), it goes after all; otherwise every request has a
+    /// connection, and this connect was started for one that got a pooled connection
+    /// meanwhile. To an h2 origin hyper connects when its pool has let the connection
+    /// go (it drops it `pool_idle_timeout` after its last checkout, streams still
+    /// open): the connect goes while its request, still in the task that started it,
+    /// waits for it, one at a time. One that hyper moved to a task of its own was
+    /// started for a request that got the shared connection, and ends unused.
+    fn out_of_time(&self, (https, authority): (bool, &str)) -> Option<bool> {
+        let for_request = REQUEST.try_with(|_| ()).is_ok();
+        let mut decision = Some(false);
         self.update((https, authority), |o| {
-            o.waiting -= 1;
-            go = if o.h2 > 0 {
-                served.is_some()
+            let go = if o.h2 > 0 {
+                if for_request && o.connecting > 0 {
+                    decision = None;
+                    return;
+                }
+                for_request
             } else {
                 o.busy > o.h1 + o.connecting
             };
-            if go {
-                o.connecting += 1;
-            }
+            o.waiting -= 1;
+            o.connecting += usize::from(go);
+            decision = Some(go);
         });
-        go
+        decision
     }
 }
 

@@ -100,8 +100,10 @@ fn requests_go_when_a_connection_is_free_or_may_open() {
         origin(2, 0, 2, 1).admits(false, false, false),
         "a call beside one DELETE"
     );
+    let mut connecting = origin(0, 1, 1, 0);
+    connecting.pending = 1;
     assert!(
-        !origin(0, 1, 1, 0).admits(true, false, false),
+        !connecting.admits(true, false, false),
         "the first https connect goes alone"
     );
     let mut shared = origin(0, 0, 8, 8);
@@ -122,9 +124,15 @@ fn requests_go_when_a_connection_is_free_or_may_open() {
         origin(0, 0, 0, 0).admits(true, false, false),
         "https, protocol unknown: the first goes"
     );
+    let mut first_out = origin(0, 0, 1, 0);
+    first_out.pending = 1;
     assert!(
-        !origin(0, 0, 1, 0).admits(true, false, false),
+        !first_out.admits(true, false, false),
         "and the rest wait for its connection"
+    );
+    assert!(
+        origin(0, 0, 3, 0).admits(true, false, false),
+        "requests whose response came on a closed connection do not hold others back"
     );
 }
 

@@ -13,7 +13,8 @@ use crate::{notification, post, response, stream};
 
 type Held = Arc<Mutex<Vec<tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>>>>;
 
-/// Requests whose id is below 1000 get an event stream that stays open; others JSON.
+/// Requests whose id is below 1000 get an event stream that stays open; from 1000 JSON,
+/// and from 3000 JSON after 1.5 s.
 async fn server(p: &crate::tls::Pki, held: Held) -> TestServer {
     TestServer::start_with(
         handler(move |seen| {
@@ -26,6 +27,11 @@ async fn server(p: &crate::tls::Pki, held: Held) -> TestServer {
                     .and_then(|s| s.split(',').next())
                     .and_then(|s| s.parse().ok())
                     .unwrap_or(0);
+                if id >= 3000 {
+                    // A slow tool: the response head comes after CONNECT_WAIT.
+                    tokio::time::sleep(Duration::from_millis(1500)).await;
+                    return json(StatusCode::OK, response(id));
+                }
                 if id >= 1000 {
                     return json(StatusCode::OK, response(id));
                 }
@@ -115,4 +121,53 @@ async fn a_hundred_open_streams_do_not_hold_the_next_request_back() {
     }
     assert_eq!(s.accepted(), 1, "one h2 connection for all");
     drop(streams);
+}
+
+fn client_idle(p: &crate::tls::Pki, idle: Duration) -> brain_mcp_transport::HttpClient {
+    brain_mcp_transport::HttpClient::new({
+        let mut c = crate::config();
+        c.extra_roots = vec![p.ca_der.clone()];
+        c.pool_idle_timeout = idle;
+        c
+    })
+    .unwrap()
+}
+
+/// `n` slow calls at once; waits for every answer.
+async fn slow_burst(c: &brain_mcp_transport::HttpClient, s: &TestServer, n: i64) {
+    let mut tasks = Vec::new();
+    for id in 3000..3000 + n {
+        let (c, u) = (c.clone(), url(s));
+        tasks.push(tokio::spawn(async move {
+            let mut r = stream(c.post(post(u, id)).await.unwrap());
+            r.next().await.unwrap().unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_calls_at_once_to_a_new_h2_origin_share_one_connection() {
+    // The connects hyper started before it knew the protocol outlive the 1 s wait while
+    // the calls are still running; they end unused rather than each opening a connection.
+    let p = pki();
+    let s = server(&p, Held::default()).await;
+    let c = client_idle(&p, Duration::from_secs(60));
+    slow_burst(&c, &s, 32).await;
+    assert_eq!(s.accepted(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_the_pool_let_go_is_replaced_once_for_a_burst() {
+    let p = pki();
+    let s = server(&p, Held::default()).await;
+    let c = client_idle(&p, Duration::from_secs(1));
+    let mut long = stream(c.post(post(url(&s), 1)).await.unwrap());
+    assert!(!long.next().await.unwrap().unwrap().is_final_response);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    slow_burst(&c, &s, 16).await;
+    assert_eq!(s.accepted(), 2, "the first connection and one replacement");
+    drop(long);
 }
