@@ -140,7 +140,11 @@ impl HttpClient {
             .pool_max_idle_per_host(config.pool_max_idle_per_host)
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
-            .build(Counting::new(https, loads.clone()));
+            .build(Counting::new(
+                https,
+                loads.clone(),
+                config.connect_timeout.saturating_mul(2),
+            ));
         let user_agent = match &config.user_agent {
             Some(ua) => Some(HeaderValue::from_str(ua).map_err(|_| BuildError::UserAgent)?),
             None => None,

@@ -14,7 +14,8 @@ pub struct ClientConfig {
     pub native_roots: bool,
     /// Extra trusted root certificates (DER), for example a private CA.
     pub extra_roots: Vec<CertificateDer<'static>>,
-    /// Bound on DNS plus TCP connect (default 10 s).
+    /// Bound on DNS plus TCP connect (default 10 s). The whole connect, a proxy's
+    /// `CONNECT` and the TLS handshake included, is bounded by twice this.
     pub connect_timeout: Duration,
     /// How long an idle pooled connection is kept. Keep it below common server
     /// keep-alive timeouts (Node closes after 5 s) to avoid reusing a connection the

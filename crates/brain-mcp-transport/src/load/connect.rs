@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::Uri;
 use hyper::rt::{Read, ReadBufCursor, Write};
@@ -20,11 +21,18 @@ use crate::observe::{CONNECTIONS_OPENED, ConnectionUse};
 pub(crate) struct Counting<C> {
     inner: C,
     loads: Arc<Loads>,
+    /// Longest a whole connect may take (DNS, TCP, a proxy's CONNECT, TLS): a connect
+    /// under way holds other requests' connects back, so none may hang.
+    limit: Duration,
 }
 
 impl<C> Counting<C> {
-    pub(crate) fn new(inner: C, loads: Arc<Loads>) -> Self {
-        Self { inner, loads }
+    pub(crate) fn new(inner: C, loads: Arc<Loads>, limit: Duration) -> Self {
+        Self {
+            inner,
+            loads,
+            limit,
+        }
     }
 }
 
@@ -50,6 +58,7 @@ where
         let (https, authority) = key(&uri);
         let authority: Box<str> = authority.into();
         let mut inner = self.inner.clone();
+        let limit = self.limit;
         let served = REQUEST.try_with(Arc::clone).ok();
         Box::pin(async move {
             if !loads.connect_needed((https, &authority), served).await {
@@ -63,7 +72,13 @@ where
                 authority: &authority,
                 done: false,
             };
-            let io = connecting.await.map_err(Into::into)?;
+            let io = match tokio::time::timeout(limit, connecting).await {
+                Ok(io) => io.map_err(Into::into)?,
+                Err(_) => {
+                    let ms = limit.as_millis();
+                    return Err(format!("the connect took longer than {ms} ms").into());
+                }
+            };
             let h2 = io.connected().is_negotiated_h2();
             let id = started.opened(h2);
             Ok(Counted {

@@ -114,3 +114,35 @@ fn pem_roots_are_accepted() {
     assert_eq!(cfg.add_pem_roots(pki.ca_pem.as_bytes()).unwrap(), 1);
     assert_eq!(cfg.extra_roots[0], pki.ca_der);
 }
+
+#[tokio::test]
+async fn a_tls_handshake_that_never_ends_fails_within_twice_the_connect_timeout() {
+    // Accepts TCP and reads the ClientHello, then says nothing.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    let c = HttpClient::new({
+        let mut c = crate::config();
+        c.connect_timeout = std::time::Duration::from_millis(200);
+        c
+    })
+    .unwrap();
+    let url: http::Uri = format!("https://localhost:{port}/mcp").parse().unwrap();
+    let started = std::time::Instant::now();
+    let err = tokio::time::timeout(std::time::Duration::from_secs(5), c.post(post(url, 1)))
+        .await
+        .expect("the connect is bounded")
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.delivery(), Delivery::NotSent, "{err}");
+    assert!(
+        took < std::time::Duration::from_secs(2),
+        "failed after {took:?}: {err}"
+    );
+    held.abort();
+}
