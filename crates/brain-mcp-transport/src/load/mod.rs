@@ -304,6 +304,12 @@ impl Loads {
         let Some(demand) = demand else {
             return true;
         };
+        // Dropped while it waits (its request gave up), the connect stops counting.
+        let mut parked = Parked {
+            loads: self,
+            origin: (https, authority),
+            waiting: true,
+        };
         let mut deadline = tokio::time::Instant::now() + CONNECT_WAIT;
         loop {
             let notified = demand.notified();
@@ -318,6 +324,7 @@ impl Loads {
                 }
             });
             if go {
+                parked.waiting = false;
                 return true;
             }
             let answered = async {
@@ -330,13 +337,17 @@ impl Loads {
                 biased;
                 () = answered => {
                     self.update((https, authority), |o| o.waiting -= 1);
+                    parked.waiting = false;
                     return false;
                 }
                 () = &mut notified => continue,
                 () = tokio::time::sleep_until(deadline) => {}
             }
             match self.out_of_time((https, authority)) {
-                Some(go) => return go,
+                Some(go) => {
+                    parked.waiting = false;
+                    return go;
+                }
                 None => deadline = tokio::time::Instant::now() + CONNECT_WAIT,
             }
         }
@@ -371,6 +382,23 @@ impl Loads {
             decision = Some(go);
         });
         decision
+    }
+}
+
+/// A connect waiting until it is needed ([`Loads::connect_needed`]); counted in its
+/// origin's `waiting` until it goes, ends, or is dropped.
+struct Parked<'a> {
+    loads: &'a Loads,
+    origin: (bool, &'a str),
+    waiting: bool,
+}
+
+impl Drop for Parked<'_> {
+    fn drop(&mut self) {
+        if self.waiting {
+            self.loads
+                .update(self.origin, |o| o.waiting = o.waiting.saturating_sub(1));
+        }
     }
 }
 

@@ -326,3 +326,20 @@ async fn a_newcomer_goes_behind_the_requests_waiting() {
         "and still waits"
     );
 }
+
+#[tokio::test]
+async fn a_parked_connect_dropped_while_it_waits_leaves_no_count() {
+    let loads = Arc::new(Loads::default());
+    let timer = timer();
+    let uri: Uri = "http://server:1/mcp".parse().expect("a URI");
+    loads.update(key(&uri), |o| o.h1 = 1);
+    let call = loads.turn(&uri, false, &timer).await.busy;
+    // A connect hyper started though the one connection is enough: it parks.
+    let mut parked = Box::pin(loads.connect_needed(key(&uri), None));
+    assert!(parked.as_mut().now_or_never().is_none());
+    assert_eq!(loads.lock()[0].get("server:1").map(|o| o.waiting), Some(1));
+    drop(parked);
+    drop(call);
+    loads.update(key(&uri), |o| o.h1 = 0);
+    assert!(loads.lock()[0].is_empty(), "no count left behind");
+}
