@@ -64,13 +64,7 @@ async fn a_connection_the_pool_let_go_while_in_use_is_replaced() {
     let p = pki();
     let held = Held::default();
     let s = server(&p, held.clone()).await;
-    let c = brain_mcp_transport::HttpClient::new({
-        let mut c = crate::config();
-        c.extra_roots = vec![p.ca_der.clone()];
-        c.pool_idle_timeout = Duration::from_secs(1);
-        c
-    })
-    .unwrap();
+    let c = client_idle(&p, Duration::from_secs(1));
     let mut long = stream(c.post(post(url(&s), 1)).await.unwrap());
     let first = long.next().await.unwrap().unwrap();
     assert!(!first.is_final_response);
@@ -87,13 +81,7 @@ async fn a_hundred_open_streams_do_not_hold_the_next_request_back() {
     let p = pki();
     let held = Held::default();
     let s = server(&p, held.clone()).await;
-    let c = brain_mcp_transport::HttpClient::new({
-        let mut c = crate::config();
-        c.extra_roots = vec![p.ca_der.clone()];
-        c.pool_idle_timeout = Duration::from_secs(60);
-        c
-    })
-    .unwrap();
+    let c = client_idle(&p, Duration::from_secs(60));
     // One first so ALPN is known.
     let mut streams = vec![stream(c.post(post(url(&s), 1)).await.unwrap())];
     let mut tasks = Vec::new();
