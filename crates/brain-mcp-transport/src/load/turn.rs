@@ -94,9 +94,9 @@ impl Loads {
     /// A request goes at once only when none of its kind waits. One handed an HTTP/1.1
     /// connection another request just freed lets the runtime run once more before it
     /// goes: the connection goes back to hyper's pool from a task of hyper's own, and a
-    /// request that looks there first makes hyper start a connect for nothing. One that waited [`CONNECT_WAIT`] (on
-    /// `timer`: a call behind DELETEs a server never answers, say) goes anyway,
-    /// [`Turn::overdue`].
+    /// request that looks there first makes hyper start a connect for nothing. One that
+    /// waited [`CONNECT_WAIT`] (on `timer`: a call behind DELETEs a server never
+    /// answers, say) goes anyway, [`Turn::overdue`].
     pub(crate) async fn turn(
         self: &Arc<Self>,
         uri: &Uri,
