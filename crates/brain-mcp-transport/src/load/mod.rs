@@ -12,10 +12,10 @@
 //! The same counts decide when a connection is opened. A request waits for its turn
 //! before hyper sees it ([`Loads::turn`]): it goes at once when an h2 connection has
 //! room for it, when an HTTP/1.1 connection is free (idle, or on its way back to the
-//! pool), or when
-//! the rules below let it open one; otherwise it queues here (`turn`), in order of
-//! arrival, until the counts give it a turn. Queueing here is cheap; queueing in hyper's pool is not,
-//! because hyper starts a connect for every request that finds no idle connection. That
+//! pool), or when the rules below let it open one; otherwise it queues here (`turn`),
+//! in order of arrival, until the counts give it a turn. Queueing here is cheap;
+//! queueing in hyper's pool is not, because hyper starts a connect for every request
+//! that finds no idle connection. That
 //! still happens when a request looks while the connection freed for it is on its way
 //! back (hyper returns it from a task of its own), so a connect waits until more
 //! requests hold or want a connection than are open or opening, and a connection comes
@@ -195,7 +195,8 @@ impl Served {
 }
 
 /// Runs `request` (hyper's future for one request) so that a connect it starts knows
-/// when the request no longer needs it, and whether it is [`Turn::overdue`](turn::Turn::overdue).
+/// when the request no longer needs it, and whether it is
+/// [`Turn::overdue`](turn::Turn::overdue).
 pub(crate) async fn tracked<F: Future>(request: F, overdue: bool) -> F::Output {
     /// Marks the request answered however its future ends, dropped included.
     struct Finish(Arc<Served>);
