@@ -62,12 +62,9 @@ fn finish(mut child: Child, within: Duration) -> (i32, String, String) {
         if let Some(status) = child.try_wait().unwrap() {
             let mut out = String::new();
             let mut err = String::new();
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
+            if let Some(mut stdout) = child.stdout.take() {
+                stdout.read_to_string(&mut out).unwrap();
+            }
             child
                 .stderr
                 .take()
@@ -147,7 +144,7 @@ fn a_second_signal_exits_at_once_without_waiting_for_cleanup() {
     });
     let dir = temp_dir("second");
     let host = config(&server, &dir);
-    let child = spawn(
+    let mut child = spawn(
         CALL,
         &[
             "-config",
@@ -158,12 +155,33 @@ fn a_second_signal_exits_at_once_without_waiting_for_cleanup() {
             "acme",
         ],
     );
+    // The result is read as it is written: the DELETE may reach the server before the
+    // program has printed it, and the second signal must come after.
+    let stdout = child.stdout.take().unwrap();
+    let (printed, result) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let mut lines = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        while std::io::BufRead::read_line(&mut lines, &mut line).unwrap_or(0) > 0 {
+            if line.contains("\"cancelled\"") {
+                let _ = printed.send(());
+            }
+            out.push_str(&line);
+            line.clear();
+        }
+        out
+    });
     wait_for(&server, "the call", |s| s.count("tools/call") == 1);
     signal(&child, "TERM");
     wait_for(&server, "the DELETE", |s| !s.deletes().is_empty());
+    result
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the cancelled result is printed after the first signal");
     let second = Instant::now();
     signal(&child, "TERM");
-    let (code, out, err) = finish(child, Duration::from_secs(10));
+    let (code, _, err) = finish(child, Duration::from_secs(10));
+    let out = reader.join().unwrap();
     assert!(
         second.elapsed() < Duration::from_secs(2),
         "{:?}",
