@@ -15,12 +15,11 @@
 //! pool), or when the rules below let it open one; otherwise it queues here (`turn`),
 //! in order of arrival, until the counts give it a turn. Queueing here is cheap;
 //! queueing in hyper's pool is not, because hyper starts a connect for every request
-//! that finds no idle connection. That
-//! still happens when a request looks while the connection freed for it is on its way
-//! back (hyper returns it from a task of its own), so a connect waits until more
-//! requests hold or want a connection than are open or opening, and a connection comes
-//! back to the waiting request instead; the oldest waiting connect is the one that goes
-//! when one is needed. Background requests count towards that need only up to one spare
+//! that finds no idle connection. That still happens when a request looks while the
+//! connection freed for it is on its way back (hyper returns it from a task of its
+//! own), so a connect waits until more requests hold or want a connection than are
+//! open or opening, and a connection comes back to the waiting request instead; the
+//! oldest waiting connect is the one that goes when one is needed. Background requests count towards that need only up to one spare
 //! connection beyond the foreground requests. To an `https` origin whose protocol is not
 //! known yet, one connect goes first: if it turns out h2, every request shares it.
 
@@ -37,7 +36,7 @@ use tokio::sync::Notify;
 struct Origin {
     h1: usize,
     h2: usize,
-    /// Requests holding (or waiting for) a connection.
+    /// Requests given their turn, until their response and body are dropped.
     busy: usize,
     /// Background requests among them: they use connections, but ask for a new one
     /// only while fewer are open or opening than the foreground requests plus
@@ -86,16 +85,12 @@ impl Origin {
     }
 
     /// Whether one more request (`background` or not; `waiting` when it is a ticket of
-    /// the queue) may go to hyper now: an h2 connection has a stream for it (up to
-    /// [`H2_STREAMS`]), an HTTP/1.1
-    /// connection is free (idle, or on its way back to the pool), or the connect it
-    /// would make hyper start may go. A call counts the other waiting calls as demand; a
-    /// background request does not, so it never takes the connect a waiting call needs.
+    /// the queue) may go to hyper now: an h2 connection has room for it (see
+    /// [`H2_STREAMS`]), an HTTP/1.1 connection is free (idle, or on its way back to the
+    /// pool), or the connect it would make hyper start may go. A call counts the other
+    /// waiting calls as demand; a background request does not, so it never takes the
+    /// connect a waiting call needs.
     fn admits(&self, https: bool, background: bool, waiting: bool) -> bool {
-        let waiting_calls = match background {
-            true => 0,
-            false => self.queue[0].len() - usize::from(waiting),
-        };
         if self.h2 > 0 {
             return self.pending < self.h2 * H2_STREAMS;
         }
@@ -105,6 +100,10 @@ impl Origin {
             // Requests whose response came on a connection since closed do not count.
             return self.pending == 0;
         }
+        let waiting_calls = match background {
+            true => 0,
+            false => self.queue[0].len() - usize::from(waiting),
+        };
         self.h1 + self.connecting > self.busy
             || self.connect_for(
                 https,
@@ -141,13 +140,13 @@ impl Origin {
 /// 5-35% less CPU, for one connection more in all.
 const BACKGROUND_SPARE: usize = 1;
 
-/// Requests an h2 connection carries at once; more wait for their turn here. A server
-/// may take fewer streams at once (RFC 9113 recommends it allow no fewer than 100), and
-/// requests beyond its limit wait inside hyper with their request future, stream and
-/// body tasks already allocated; waiting here they hold none of it (at 1000 calls in
-/// flight on one connection, 24.5-26.1 KiB per call against 38.1-41.2 without it).
-/// hyper-util's pool keeps one h2 connection per origin, so this is also the most an
-/// origin carries at once, but for requests past [`CONNECT_WAIT`].
+/// Requests without a response head an h2 connection carries at once; more wait for
+/// their turn here. A server may take fewer streams at once (RFC 9113 recommends it
+/// allow no fewer than 100), and requests beyond its limit wait inside hyper with their
+/// request future, stream and body tasks already allocated; waiting here they hold none
+/// of it (at 1000 calls in flight on one connection, 24.5-26.5 KiB per call against
+/// 38.1-41.2 without it). hyper-util's pool keeps one h2 connection per origin, so this
+/// is also the most an origin carries at once, but for requests past [`CONNECT_WAIT`].
 const H2_STREAMS: usize = 100;
 
 /// Longest a request waits for its turn, and longest a connect waits for a request that
@@ -170,7 +169,7 @@ pub(crate) struct Served {
     done: AtomicBool,
     notify: Notify,
     /// The request waited [`CONNECT_WAIT`] for its turn: a connect hyper starts for it
-    /// goes at once.
+    /// goes at once while a request still lacks a connection.
     overdue: bool,
 }
 
