@@ -257,14 +257,21 @@ impl Loads {
         self.origins.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn update(&self, (https, authority): (bool, &str), change: impl FnOnce(&mut Origin)) {
+    /// Applies `change` to the origin's counts, then hands out turns, wakes a connect
+    /// that became needed, and forgets an origin with nothing left; returns what
+    /// `change` returned.
+    fn update<R>(
+        &self,
+        (https, authority): (bool, &str),
+        change: impl FnOnce(&mut Origin) -> R,
+    ) -> R {
         let mut origins = self.lock();
         let map = &mut origins[usize::from(https)];
         let origin = match map.get_mut(authority) {
             Some(origin) => origin,
             None => map.entry(authority.into()).or_default(),
         };
-        change(origin);
+        let changed = change(origin);
         // Turns first: a call given its turn may be what makes a waiting connect needed.
         origin.hand_off(https);
         if origin.needs_connect(https) {
@@ -273,6 +280,7 @@ impl Loads {
         if origin.is_empty() {
             map.remove(authority);
         }
+        changed
     }
 
     /// Waits until a connect to the origin is needed (see the module docs); `false` when
@@ -284,26 +292,22 @@ impl Loads {
         served: Option<Arc<Served>>,
     ) -> bool {
         if served.as_ref().is_some_and(|s| s.overdue) {
-            let mut go = false;
             // As after a connect's own wait: only while a request still lacks one, and
             // to an origin whose protocol is not known, not beside a connect under way.
-            self.update((https, authority), |o| {
+            let go = self.update((https, authority), |o| {
                 let unknown = https && o.h1 == 0 && o.connecting > 0;
-                go = o.h2 == 0 && o.busy > o.h1 + o.connecting && !unknown;
+                let go = o.h2 == 0 && o.busy > o.h1 + o.connecting && !unknown;
                 o.connecting += usize::from(go);
+                go
             });
             if go {
                 return true;
             }
         }
-        let mut demand = None;
-        self.update((https, authority), |o| {
+        let demand = self.update((https, authority), |o| {
             o.waiting += 1;
-            demand = Some(o.demand.clone());
+            o.demand.clone()
         });
-        let Some(demand) = demand else {
-            return true;
-        };
         // Dropped while it waits (its request gave up), the connect stops counting.
         let mut parked = Parked {
             loads: self,
@@ -315,13 +319,13 @@ impl Loads {
             let notified = demand.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let mut go = false;
-            self.update((https, authority), |o| {
-                go = o.needs_connect(https);
+            let go = self.update((https, authority), |o| {
+                let go = o.needs_connect(https);
                 if go {
                     o.waiting -= 1;
                     o.connecting += 1;
                 }
+                go
             });
             if go {
                 parked.waiting = false;
@@ -366,12 +370,10 @@ impl Loads {
     /// started for a request that got the shared connection, and ends unused.
     fn out_of_time(&self, (https, authority): (bool, &str)) -> Option<bool> {
         let for_request = REQUEST.try_with(|_| ()).is_ok();
-        let mut decision = Some(false);
         self.update((https, authority), |o| {
             let go = if o.h2 > 0 {
                 if for_request && o.connecting > 0 {
-                    decision = None;
-                    return;
+                    return None;
                 }
                 for_request
             } else {
@@ -379,9 +381,8 @@ impl Loads {
             };
             o.waiting -= 1;
             o.connecting += usize::from(go);
-            decision = Some(go);
-        });
-        decision
+            Some(go)
+        })
     }
 }
 

@@ -105,16 +105,15 @@ impl Loads {
     ) -> Turn {
         let (https, authority) = key(uri);
         let kind = usize::from(background);
-        let mut ticket = None;
-        self.update((https, authority), |o| {
+        let ticket = self.update((https, authority), |o| {
             if o.queue[kind].is_empty() && o.admits(https, background, false) {
                 o.take(kind);
-            } else {
-                o.tickets += 1;
-                let waiting = Arc::new(Ticket::new(o.tickets));
-                o.queue[kind].push_back(waiting.clone());
-                ticket = Some(waiting);
+                return None;
             }
+            o.tickets += 1;
+            let waiting = Arc::new(Ticket::new(o.tickets));
+            o.queue[kind].push_back(waiting.clone());
+            Some(waiting)
         });
         let Some(ticket) = ticket else {
             return Turn {
@@ -132,14 +131,14 @@ impl Loads {
         let _ = timer
             .timeout(CONNECT_WAIT, queued.ticket.woken.notified())
             .await;
-        let mut overdue = false;
-        self.update((https, authority), |o| {
-            if !queued.ticket.given.load(Ordering::Acquire) {
+        let overdue = self.update((https, authority), |o| {
+            let given = queued.ticket.given.load(Ordering::Acquire);
+            if !given {
                 // Out of time: it goes anyway.
                 o.queue[kind].retain(|t| !Arc::ptr_eq(t, &queued.ticket));
                 o.take(kind);
-                overdue = true;
             }
+            !given
         });
         // Counted now, whichever way: the guard takes the count over.
         queued.counted = true;
