@@ -4,7 +4,7 @@ use std::io;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION, USER_AGENT};
+use http::header::{HOST, HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION, USER_AGENT};
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -222,6 +222,9 @@ impl HttpClient {
             let timer = self.background_timer();
             let turn = self.inner.loads.turn(&url, out.background, timer).await;
             let mut busy = turn.busy;
+            if let Some(host) = turn.host {
+                req.headers_mut().entry(HOST).or_insert(host);
+            }
             let request = self.inner.client.request(req);
             let resp = match load::tracked(request, turn.overdue).await {
                 Ok(resp) => {

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use http::Uri;
+use http::{HeaderValue, Uri};
 use tokio::sync::Notify;
 
 /// Connections and requests of one origin.
@@ -56,6 +56,8 @@ struct Origin {
     queue: [VecDeque<Arc<Ticket>>; 2],
     /// Tickets taken so far: the next one's place.
     tickets: u64,
+    /// The `Host` header of its HTTP/1.1 requests, written once (see [`Origin::host`]).
+    host: Option<HeaderValue>,
 }
 
 impl Origin {
@@ -111,6 +113,21 @@ impl Origin {
                 self.background + usize::from(background),
                 waiting_calls,
             )
+    }
+
+    /// The `Host` header for a request to `uri` at this origin, when it goes over HTTP/1.1
+    /// for sure: always to `http` (this client speaks h2 only where TLS negotiates it),
+    /// and to `https` once the origin's connections are all HTTP/1.1. hyper-util writes
+    /// the same value itself when it is missing, with a `format!` and a copy per request;
+    /// here it is written once per origin and shared.
+    fn host(&mut self, https: bool, uri: &Uri) -> Option<HeaderValue> {
+        if https && (self.h1 == 0 || self.h2 > 0) {
+            return None;
+        }
+        if self.host.is_none() {
+            self.host = host_header(uri);
+        }
+        self.host.clone()
     }
 
     /// Requests waiting for their turn: foreground, background.
@@ -235,6 +252,22 @@ pub struct PoolStats {
     pub connections_opened: u64,
     /// Connections open now, idle or in use.
     pub connections_open: u64,
+}
+
+/// `host[:port]` of `uri`, the port left out when it is the scheme's default: what
+/// hyper-util writes into a request that has no `Host`.
+fn host_header(uri: &Uri) -> Option<HeaderValue> {
+    let host = uri.host()?;
+    let default = if uri.scheme_str() == Some("https") {
+        443
+    } else {
+        80
+    };
+    let value = match uri.port() {
+        Some(port) if port.as_u16() != default => HeaderValue::try_from(format!("{host}:{port}")),
+        _ => HeaderValue::from_str(host),
+    };
+    value.ok()
 }
 
 fn key(uri: &Uri) -> (bool, &str) {

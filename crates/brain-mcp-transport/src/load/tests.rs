@@ -343,3 +343,49 @@ async fn a_parked_connect_dropped_while_it_waits_leaves_no_count() {
     loads.update(key(&uri), |o| o.h1 = 0);
     assert!(loads.lock()[0].is_empty(), "no count left behind");
 }
+
+#[test]
+fn the_host_header_is_what_hyper_util_would_write() {
+    let host = |url: &str| {
+        let uri: Uri = url.parse().unwrap();
+        let mut o = origin(1, 0, 0, 0);
+        o.host(uri.scheme_str() == Some("https"), &uri)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    assert_eq!(
+        host("http://a.example:8080/mcp").as_deref(),
+        Some("a.example:8080")
+    );
+    assert_eq!(
+        host("http://a.example:80/mcp").as_deref(),
+        Some("a.example")
+    );
+    assert_eq!(host("http://a.example/mcp").as_deref(), Some("a.example"));
+    assert_eq!(host("https://a.example:443/").as_deref(), Some("a.example"));
+    assert_eq!(
+        host("https://a.example:80/").as_deref(),
+        Some("a.example:80")
+    );
+    assert_eq!(host("http://[::1]:9000/").as_deref(), Some("[::1]:9000"));
+}
+
+#[test]
+fn the_host_header_is_written_only_where_http1_is_sure() {
+    let uri: Uri = "https://a.example/mcp".parse().unwrap();
+    assert!(
+        origin(0, 1, 1, 0).host(true, &uri).is_none(),
+        "protocol not known"
+    );
+    let mut h2 = origin(0, 0, 1, 0);
+    h2.h2 = 1;
+    assert!(h2.host(true, &uri).is_none(), "h2 takes :authority");
+    assert!(
+        origin(1, 0, 1, 0).host(true, &uri).is_some(),
+        "HTTP/1.1 seen"
+    );
+    let plain: Uri = "http://a.example/mcp".parse().unwrap();
+    assert!(
+        origin(0, 0, 0, 0).host(false, &plain).is_some(),
+        "http is HTTP/1.1"
+    );
+}

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use http::Uri;
+use http::{HeaderValue, Uri};
 use tokio::sync::Notify;
 
 use super::{Busy, CONNECT_WAIT, Loads, Origin, key};
@@ -47,6 +47,9 @@ pub(crate) struct Turn {
     /// It waited [`CONNECT_WAIT`] without a connection: hyper's connect for it goes at
     /// once.
     pub(crate) overdue: bool,
+    /// The request's `Host` header, when it is sure to go over HTTP/1.1 (see
+    /// [`Origin::host`]).
+    pub(crate) host: Option<HeaderValue>,
 }
 
 impl Origin {
@@ -108,18 +111,22 @@ impl Loads {
         let ticket = self.update((https, authority), |o| {
             if o.queue[kind].is_empty() && o.admits(https, background, false) {
                 o.take(kind);
-                return None;
+                return Err(o.host(https, uri));
             }
             o.tickets += 1;
             let waiting = Arc::new(Ticket::new(o.tickets));
             o.queue[kind].push_back(waiting.clone());
-            Some(waiting)
+            Ok(waiting)
         });
-        let Some(ticket) = ticket else {
-            return Turn {
-                busy: self.busy_guard(https, authority, background),
-                overdue: false,
-            };
+        let ticket = match ticket {
+            Ok(ticket) => ticket,
+            Err(host) => {
+                return Turn {
+                    busy: self.busy_guard(https, authority, background),
+                    overdue: false,
+                    host,
+                };
+            }
         };
         let mut queued = Queued {
             loads: self,
@@ -131,14 +138,14 @@ impl Loads {
         let _ = timer
             .timeout(CONNECT_WAIT, queued.ticket.woken.notified())
             .await;
-        let overdue = self.update((https, authority), |o| {
+        let (overdue, host) = self.update((https, authority), |o| {
             let given = queued.ticket.given.load(Ordering::Acquire);
             if !given {
                 // Out of time: it goes anyway.
                 o.queue[kind].retain(|t| !Arc::ptr_eq(t, &queued.ticket));
                 o.take(kind);
             }
-            !given
+            (!given, o.host(https, uri))
         });
         // Counted now, whichever way: the guard takes the count over.
         queued.counted = true;
@@ -146,7 +153,11 @@ impl Loads {
         if queued.ticket.freed.load(Ordering::Acquire) {
             tokio::task::yield_now().await;
         }
-        Turn { busy, overdue }
+        Turn {
+            busy,
+            overdue,
+            host,
+        }
     }
 
     /// The guard of a request already counted as holding a connection.

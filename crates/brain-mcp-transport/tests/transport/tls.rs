@@ -90,6 +90,56 @@ async fn https_with_a_trusted_test_ca_speaks_h2() {
     assert_eq!(server.accepted(), 1);
 }
 
+/// The `Host` values each request the server saw carried.
+fn hosts(server: &TestServer) -> Vec<Vec<String>> {
+    let seen = server.seen();
+    let values = |s: &crate::server::Seen| {
+        let all = s.headers.get_all(http::header::HOST).iter();
+        all.map(|v| v.to_str().unwrap().to_owned()).collect()
+    };
+    seen.iter().map(values).collect()
+}
+
+#[tokio::test]
+async fn each_http1_request_names_its_host_once_and_h2_ones_use_the_authority() {
+    let pki = pki();
+    let trusting = || {
+        let mut c = crate::config();
+        c.extra_roots = vec![pki.ca_der.clone()];
+        HttpClient::new(c).unwrap()
+    };
+    let reply = || handler(|_| async { json(StatusCode::OK, response(1)) });
+    // Plain HTTP, and HTTPS that offers only HTTP/1.1: the first request (protocol not
+    // known yet) and the later ones (the origin's `Host` written once) alike.
+    let plain = TestServer::start(reply()).await;
+    let h1 = TestServer::start_with(
+        reply(),
+        Some(tokio_rustls::TlsAcceptor::from(server_config(
+            &pki,
+            &[b"http/1.1"],
+        ))),
+    )
+    .await;
+    let c = trusting();
+    for _ in 0..3 {
+        exchange(&c, post(plain.url("/mcp"), 1)).await;
+        exchange(&c, post(https(&h1), 1)).await;
+    }
+    let want = |host: &str| vec![vec![host.to_owned()]; 3];
+    assert_eq!(
+        hosts(&plain),
+        want(&format!("127.0.0.1:{}", plain.addr.port()))
+    );
+    assert_eq!(hosts(&h1), want(&format!("localhost:{}", h1.addr.port())));
+    // Over h2 the authority goes as `:authority`, with no `Host` beside it.
+    let h2 = tls_server(&pki).await;
+    for _ in 0..3 {
+        exchange(&c, post(https(&h2), 1)).await;
+    }
+    assert_eq!(h2.seen()[2].version, http::Version::HTTP_2);
+    assert_eq!(hosts(&h2), vec![Vec::<String>::new(); 3]);
+}
+
 #[tokio::test]
 async fn a_certificate_from_an_unknown_ca_fails_as_tls_and_is_not_sent() {
     let trusted = pki();
