@@ -256,6 +256,25 @@ async fn a_call_has_its_span_its_exchanges_and_its_outcome(capture: &Capture) {
             let mcp = seen.events_with("brain::mcp");
             let said = |m: &str| mcp.iter().any(|e| e.get("message").is_some_and(|x| x == m));
             assert!(said("session opened") && said("session closed"), "{mcp:?}");
+            // The session's id, shortened, on its events and on the spans of the
+            // exchanges that carried it.
+            let id_of = |m: &str| {
+                let event = mcp
+                    .iter()
+                    .find(|e| e.get("message").is_some_and(|x| x == m));
+                event.and_then(|e| e.get("mcp.session.id").cloned())
+            };
+            let opened = id_of("session opened").expect("the opened session's id");
+            assert!(!opened.is_empty(), "{mcp:?}");
+            assert_eq!(id_of("session closed").as_ref(), Some(&opened), "{mcp:?}");
+            let exchanges = seen.spans_named("mcp_exchange");
+            for method in ["tools/call", "end session"] {
+                let span = exchanges
+                    .iter()
+                    .find(|f| f.get("method").is_some_and(|m| m == method));
+                let id = span.and_then(|f| f.get("mcp.session.id"));
+                assert_eq!(id, Some(&opened), "{method}: {exchanges:?}");
+            }
         } else {
             assert_eq!(call.get("era").map(String::as_str), Some("2026-07-28"));
         }

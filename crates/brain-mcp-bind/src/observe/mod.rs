@@ -11,6 +11,7 @@ use brain_mcp_proto::client::{Era, Outgoing};
 use brain_mcp_proto::headers::MCP_SESSION_ID;
 use brain_mcp_transport::Secrets;
 use tracing::Span;
+use tracing::field::Empty;
 
 use crate::target::Target;
 
@@ -42,22 +43,34 @@ pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
     } else {
         out.method
     };
-    let session = out
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
-        .map(|h| short(&target.secrets, &h.value));
-    tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = session)
+    let span =
+        tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = Empty);
+    // The id is shortened (and checked for secrets) only for a span someone records.
+    if !span.is_disabled()
+        && let Some(h) = out
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
+    {
+        span.record("mcp.session.id", short(&target.secrets, &h.value));
+    }
+    span
 }
 
 /// The span of a session's `DELETE` (method `end session`).
 pub(crate) fn delete_span(target: &Target, session: Option<&str>) -> Span {
-    tracing::debug_span!(
+    let span = tracing::debug_span!(
         target: MCP_TARGET,
         "mcp_exchange",
         method = "end session",
-        mcp.session.id = session.map(|id| short(&target.secrets, id))
-    )
+        mcp.session.id = Empty
+    );
+    if !span.is_disabled()
+        && let Some(id) = session
+    {
+        span.record("mcp.session.id", short(&target.secrets, id));
+    }
+    span
 }
 
 /// Notes the era of the server at `origin` on the current call span and in an event.
@@ -69,14 +82,27 @@ pub(crate) fn era(origin: &str, era: Era, source: &'static str) {
 
 /// Notes a session the server opened.
 pub(crate) fn session_opened(secrets: &Secrets, id: &str) {
-    let id = short(secrets, id);
-    Span::current().record("mcp.session.id", id.as_str());
     metrics::counter!(SESSIONS_OPENED).increment(1);
+    let span = Span::current();
+    let event = tracing::enabled!(target: MCP_TARGET, tracing::Level::DEBUG);
+    if span.is_disabled() && !event {
+        return; // nobody records the id: it is not shortened for nothing
+    }
+    let id = short(secrets, id);
+    span.record("mcp.session.id", id.as_str());
     tracing::event!(target: MCP_TARGET, tracing::Level::DEBUG, mcp.session.id = id, "session opened");
 }
 
 /// Notes how a session's `DELETE` went.
 pub(crate) fn session_ended(target: &Target, id: Option<&str>, closed: bool, status: Option<u16>) {
+    // Only an event someone records shortens the id (`enabled!` takes a constant level).
+    let recorded = match closed {
+        true => tracing::enabled!(target: MCP_TARGET, tracing::Level::DEBUG),
+        false => tracing::enabled!(target: MCP_TARGET, tracing::Level::WARN),
+    };
+    if !recorded {
+        return;
+    }
     let id = id.map(|id| short(&target.secrets, id));
     if closed {
         tracing::debug!(target: MCP_TARGET, status, mcp.session.id = id, "session closed");
