@@ -11,7 +11,6 @@ use brain_mcp_proto::client::{Era, Outgoing};
 use brain_mcp_proto::headers::MCP_SESSION_ID;
 use brain_mcp_transport::Secrets;
 use tracing::Span;
-use tracing::field::Empty;
 
 use crate::target::Target;
 
@@ -37,40 +36,32 @@ pub(crate) fn short(secrets: &Secrets, id: &str) -> String {
 
 /// The span of one message sent: its JSON-RPC method (`DELETE` for the end of a session,
 /// `response` for an answer to a server request) and the session it belongs to.
+///
+/// Here and below, a session id is shortened inside the span or event macro: tracing
+/// evaluates a field only for a span or event someone records, and shortening scans the
+/// id for secrets and copies it.
 pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
     let method = if out.method.is_empty() {
         "response"
     } else {
         out.method
     };
-    let span =
-        tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = Empty);
-    // The id is shortened (and checked for secrets) only for a span someone records.
-    if !span.is_disabled()
-        && let Some(h) = out
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID))
-    {
-        span.record("mcp.session.id", short(&target.secrets, &h.value));
-    }
-    span
+    let session = || {
+        let header = out.headers.iter();
+        let mut header = header.filter(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID));
+        header.next().map(|h| short(&target.secrets, &h.value))
+    };
+    tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = session())
 }
 
 /// The span of a session's `DELETE` (method `end session`).
 pub(crate) fn delete_span(target: &Target, session: Option<&str>) -> Span {
-    let span = tracing::debug_span!(
+    tracing::debug_span!(
         target: MCP_TARGET,
         "mcp_exchange",
         method = "end session",
-        mcp.session.id = Empty
-    );
-    if !span.is_disabled()
-        && let Some(id) = session
-    {
-        span.record("mcp.session.id", short(&target.secrets, id));
-    }
-    span
+        mcp.session.id = session.map(|id| short(&target.secrets, id))
+    )
 }
 
 /// Notes the era of the server at `origin` on the current call span and in an event.
@@ -84,30 +75,19 @@ pub(crate) fn era(origin: &str, era: Era, source: &'static str) {
 pub(crate) fn session_opened(secrets: &Secrets, id: &str) {
     metrics::counter!(SESSIONS_OPENED).increment(1);
     let span = Span::current();
-    let event = tracing::enabled!(target: MCP_TARGET, tracing::Level::DEBUG);
-    if span.is_disabled() && !event {
-        return; // nobody records the id: it is not shortened for nothing
+    if !span.is_disabled() {
+        span.record("mcp.session.id", short(secrets, id).as_str());
     }
-    let id = short(secrets, id);
-    span.record("mcp.session.id", id.as_str());
-    tracing::event!(target: MCP_TARGET, tracing::Level::DEBUG, mcp.session.id = id, "session opened");
+    tracing::event!(target: MCP_TARGET, tracing::Level::DEBUG, mcp.session.id = short(secrets, id), "session opened");
 }
 
 /// Notes how a session's `DELETE` went.
 pub(crate) fn session_ended(target: &Target, id: Option<&str>, closed: bool, status: Option<u16>) {
-    // Only an event someone records shortens the id (`enabled!` takes a constant level).
-    let recorded = match closed {
-        true => tracing::enabled!(target: MCP_TARGET, tracing::Level::DEBUG),
-        false => tracing::enabled!(target: MCP_TARGET, tracing::Level::WARN),
-    };
-    if !recorded {
-        return;
-    }
-    let id = id.map(|id| short(&target.secrets, id));
+    let id = || id.map(|id| short(&target.secrets, id));
     if closed {
-        tracing::debug!(target: MCP_TARGET, status, mcp.session.id = id, "session closed");
+        tracing::debug!(target: MCP_TARGET, status, mcp.session.id = id(), "session closed");
     } else {
-        tracing::warn!(target: MCP_TARGET, status, mcp.session.id = id, "session DELETE failed; the server may keep it until its own timeout");
+        tracing::warn!(target: MCP_TARGET, status, mcp.session.id = id(), "session DELETE failed; the server may keep it until its own timeout");
     }
 }
 
