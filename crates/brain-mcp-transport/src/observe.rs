@@ -23,7 +23,8 @@ const TRACE_BODY: usize = 2048;
 const SHOWN_CONTENT_TYPE: usize = 64;
 
 /// Which pooled connection carried a response: added to every response's extensions by
-/// the connector, so an exchange can say whether its connection was new or reused.
+/// the connector (on connections opened while exchange events are recorded), so an
+/// exchange can say whether its connection was new or reused.
 #[derive(Clone, Debug)]
 pub(crate) struct ConnectionUse {
     id: u64,

@@ -14,7 +14,7 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::client::legacy::connect::{Connected, Connection};
 
 use super::{Loads, REQUEST, key};
-use crate::observe::{CONNECTIONS_OPENED, ConnectionUse};
+use crate::observe::{CONNECTIONS_OPENED, ConnectionUse, EXCHANGE_TARGET};
 
 /// A connector that counts the connections `C` opens, per origin, until they close.
 #[derive(Clone, Debug)]
@@ -60,6 +60,9 @@ where
         let mut inner = self.inner.clone();
         let limit = self.limit;
         let served = REQUEST.try_with(Arc::clone).ok();
+        // Asked here, in the task of the request that starts the connect (hyper may finish
+        // the connect in a task of its own, outside the request's subscriber).
+        let logged = tracing::enabled!(target: EXCHANGE_TARGET, tracing::Level::DEBUG);
         Box::pin(async move {
             if !loads.connect_needed((https, &authority), served).await {
                 return Err("no request needed this connection".into());
@@ -83,7 +86,7 @@ where
             let id = started.opened(h2);
             Ok(Counted {
                 io,
-                used: ConnectionUse::new(id),
+                used: logged.then(|| ConnectionUse::new(id)),
                 _open: OpenGuard {
                     loads,
                     https,
@@ -136,8 +139,9 @@ impl Drop for Connecting<'_> {
 #[derive(Debug)]
 pub(crate) struct Counted<T> {
     io: T,
-    /// Handed to every response on this connection (new or reused).
-    used: ConnectionUse,
+    /// Handed to every response on this connection (new or reused), when the connection
+    /// opened while exchange events were recorded.
+    used: Option<ConnectionUse>,
     _open: OpenGuard,
 }
 
@@ -165,7 +169,18 @@ impl Drop for OpenGuard {
 
 impl<T: Connection> Connection for Counted<T> {
     fn connected(&self) -> Connected {
-        self.io.connected().extra(self.used.clone())
+        let inner = self.io.connected();
+        if let Some(used) = &self.used {
+            return inner.extra(used.clone());
+        }
+        // hyper-util copies a connection's extras into each of its responses (a map and a
+        // box apiece, about 1k instructions per request): with nobody logging the
+        // exchanges, the responses carry none. What hyper itself reads is kept.
+        let bare = Connected::new().proxy(inner.is_proxied());
+        match inner.is_negotiated_h2() {
+            true => bare.negotiated_h2(),
+            false => bare,
+        }
     }
 }
 
