@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use brain_mcp_proto::client::{CallRequest, Identity};
 use brain_mcp_proto::meta::CallScope;
 use brain_mcp_transport::BearerToken;
-use brain_tools_core::{ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOutput};
+use brain_tools_core::{
+    EndpointUrl, ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOutput,
+};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -212,15 +214,29 @@ impl ToolExecutor for McpExecutor {
                 ));
             }
         };
-        let mut target = Target::checked(mcp.url(), bearer)
+        let server = self.server(mcp.url(), bearer, oauth, binding.headers())?;
+        self.run(&server, mcp.tool(), &ctx).await
+    }
+}
+
+impl McpExecutor {
+    /// The HTTP server a call goes to, with its credential. Not async, so nothing it
+    /// builds on the way (the OAuth client) is held in the call's future.
+    fn server(
+        &self,
+        url: &EndpointUrl,
+        bearer: Option<BearerToken>,
+        oauth: Option<OAuthClient>,
+        headers: &[(String, String)],
+    ) -> Result<Server, ToolFailure> {
+        let mut target = Target::checked(url, bearer)
             .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
-            .with_headers(binding.headers())
+            .with_headers(headers)
             .with_secrets(self.client.proxy_secrets());
         if let Some(oauth) = oauth {
             target = target.with_oauth(self.client.authorizers(), &oauth);
         }
-        let server = Server::http(&self.client, target);
-        self.run(&server, mcp.tool(), &ctx).await
+        Ok(Server::http(&self.client, target))
     }
 }
 
