@@ -58,6 +58,8 @@ struct Origin {
     tickets: u64,
     /// The `Host` header of its HTTP/1.1 requests, written once (see [`Origin::host`]).
     host: Option<HeaderValue>,
+    /// The task that ends waits of [`CONNECT_WAIT`] (see `watchdog`), while one runs.
+    watchdog: Option<watchdog::Watch>,
 }
 
 impl Origin {
@@ -242,6 +244,8 @@ pub(crate) struct Loads {
     opened: AtomicU64,
     /// Connections closed since the client was built.
     closed: AtomicU64,
+    /// Watchdogs started since the client was built (see `watchdog`).
+    watchdogs: AtomicU64,
 }
 
 /// Connection counts of one [`HttpClient`](crate::HttpClient)'s pool, every origin together.
@@ -276,6 +280,12 @@ fn key(uri: &Uri) -> (bool, &str) {
 }
 
 impl Loads {
+    /// Watchdogs started so far.
+    #[cfg(test)]
+    fn watches(&self) -> u64 {
+        self.watchdogs.load(Ordering::Relaxed)
+    }
+
     /// The pool's connection counts now.
     pub(crate) fn stats(&self) -> PoolStats {
         let opened = self.opened.load(Ordering::Relaxed);
@@ -475,6 +485,7 @@ mod connect;
 #[cfg(test)]
 mod tests;
 mod turn;
+mod watchdog;
 
 pub(crate) use connect::Counting;
 use turn::Ticket;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use std::sync::atomic::Ordering;
 
-use super::{CONNECT_WAIT, Loads, Origin, Ticket, key};
+use super::{CONNECT_WAIT, H2_STREAMS, Loads, Origin, Ticket, key};
 use crate::CoarseTimer;
 
 fn origin(h1: usize, connecting: usize, busy: usize, background: usize) -> Origin {
@@ -109,8 +109,8 @@ fn requests_go_when_a_connection_is_free_or_may_open() {
     let mut shared = origin(0, 0, 8, 8);
     shared.h2 = 1;
     assert!(shared.admits(true, true, false), "h2 takes many requests");
-    shared.busy = super::H2_STREAMS + 50;
-    shared.pending = super::H2_STREAMS;
+    shared.busy = H2_STREAMS + 50;
+    shared.pending = H2_STREAMS;
     assert!(
         !shared.admits(true, false, false),
         "but no more without a response head than a server must allow at once"
@@ -219,7 +219,10 @@ async fn a_call_behind_stalled_deletes_goes_after_a_second() {
 fn turns_go_to_the_oldest_requests_that_can_use_them() {
     // A DELETE holds one of two connections; a DELETE and then a call wait.
     let mut origin = origin(2, 0, 1, 1);
-    let (delete, call) = (Arc::new(Ticket::new(1)), Arc::new(Ticket::new(2)));
+    let (delete, call) = (
+        Arc::new(Ticket::new(1, tokio::time::Instant::now())),
+        Arc::new(Ticket::new(2, tokio::time::Instant::now())),
+    );
     origin.queue[1].push_back(delete.clone());
     origin.queue[0].push_back(call.clone());
     origin.hand_off(false);
@@ -239,7 +242,10 @@ fn turns_go_to_the_oldest_requests_that_can_use_them() {
     // (waiting calls are not its demand), then a call that may. The DELETE does not hold
     // the call up, and once the call counts, the DELETE may open the spare.
     let mut origin = origin_with(1, 1, 1);
-    let (delete, call) = (Arc::new(Ticket::new(1)), Arc::new(Ticket::new(2)));
+    let (delete, call) = (
+        Arc::new(Ticket::new(1, tokio::time::Instant::now())),
+        Arc::new(Ticket::new(2, tokio::time::Instant::now())),
+    );
     origin.queue[1].push_back(delete.clone());
     origin.queue[0].push_back(call.clone());
     assert!(
@@ -262,13 +268,15 @@ fn waiting_calls_count_towards_the_connections_calls_may_open() {
     // connections of their own (counting only calls that hold one, none could, and a
     // host at 1000 calls in flight ran on 477 connections).
     let mut origin = origin_with(3, 3, 3);
-    let calls: Vec<_> = (1..=3).map(|n| Arc::new(Ticket::new(n))).collect();
+    let calls: Vec<_> = (1..=3)
+        .map(|n| Arc::new(Ticket::new(n, tokio::time::Instant::now())))
+        .collect();
     origin.queue[0].extend(calls.iter().cloned());
     origin.hand_off(false);
     assert!(calls[0].given.load(Ordering::Acquire));
     // A waiting DELETE still may not open one.
     let mut origin = origin_with(2, 2, 2);
-    let delete = Arc::new(Ticket::new(1));
+    let delete = Arc::new(Ticket::new(1, tokio::time::Instant::now()));
     origin.queue[1].push_back(delete.clone());
     origin.hand_off(false);
     assert!(!delete.given.load(Ordering::Acquire));
@@ -388,4 +396,109 @@ fn the_host_header_is_written_only_where_http1_is_sure() {
         origin(0, 0, 0, 0).host(false, &plain).is_some(),
         "http is HTTP/1.1"
     );
+}
+
+/// The watchdog number of `uri`'s origin, if one runs.
+fn watchdog_of(loads: &Loads, uri: &Uri) -> Option<u64> {
+    let (https, authority) = key(uri);
+    let origins = loads.lock();
+    origins[usize::from(https)]
+        .get(authority)
+        .and_then(|o| o.watchdog.map(|w| w.id()))
+}
+
+/// `uri`'s origin on one h2 connection whose server holds every stream it may: each
+/// request waits for its turn until it is overdue.
+fn stall(loads: &Loads, uri: &Uri) {
+    loads.update(key(uri), |o| {
+        o.h2 = 1;
+        o.busy = H2_STREAMS;
+        o.pending = H2_STREAMS;
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_watchdog_ends_every_wait_then_itself() {
+    let loads = Arc::new(Loads::default());
+    let timer = timer();
+    let uri: Uri = "http://server:1/mcp".parse().expect("a URI");
+    stall(&loads, &uri);
+    let start = tokio::time::Instant::now();
+    let waits: Vec<_> = (0..8u64)
+        .map(|i| {
+            let (loads, uri, timer) = (loads.clone(), uri.clone(), CoarseTimer::new(timer.grid()));
+            tokio::spawn(async move {
+                // Queued 10 ms apart, each goes 1 s after it queued.
+                tokio::time::sleep(Duration::from_millis(10 * i)).await;
+                let turn = loads.turn(&uri, i % 2 == 1, &timer).await;
+                (turn.overdue, start.elapsed(), turn.busy)
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        watchdog_of(&loads, &uri),
+        Some(1),
+        "one watchdog for all of them"
+    );
+    let mut turns = Vec::new();
+    for (i, wait) in (0u64..).zip(waits) {
+        let (overdue, waited, busy) = wait.await.expect("the wait ends");
+        let queued = Duration::from_millis(10 * i);
+        assert!(overdue, "{i}");
+        assert!(waited >= queued + CONNECT_WAIT, "{i}: {waited:?}");
+        assert!(
+            waited <= queued + CONNECT_WAIT + Duration::from_millis(5),
+            "{i}: {waited:?}"
+        );
+        turns.push(busy);
+    }
+    assert_eq!(loads.watches(), 1, "no request armed a deadline of its own");
+    // With nobody waiting for a whole CONNECT_WAIT, the watchdog ends.
+    tokio::time::sleep(CONNECT_WAIT * 3).await;
+    assert_eq!(watchdog_of(&loads, &uri), None);
+    drop(turns);
+}
+
+#[test]
+fn a_runtime_shut_down_with_its_watchdog_leaves_no_wait_unbounded() {
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    };
+    let loads = Arc::new(Loads::default());
+    let uri: Uri = "http://server:1/mcp".parse().expect("a URI");
+    stall(&loads, &uri);
+    let first = runtime();
+    // A call queued on the first runtime starts its watchdog there.
+    let (l, u) = (loads.clone(), uri.clone());
+    first.spawn(async move { l.turn(&u, false, &timer()).await });
+    first.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
+    assert!(watchdog_of(&loads, &uri).is_some());
+    // A call from a second runtime meanwhile arms its own deadline.
+    let second = runtime();
+    let started = std::time::Instant::now();
+    let turn = second.block_on(loads.turn(&uri, false, &timer()));
+    assert!(turn.overdue);
+    assert!(
+        started.elapsed() < CONNECT_WAIT * 3,
+        "{:?}",
+        started.elapsed()
+    );
+    // The first runtime shuts down: its watchdog and its waiting call with it.
+    drop(first);
+    assert_eq!(watchdog_of(&loads, &uri), None);
+    // The second runtime's next waits get a watchdog of their own.
+    let started = std::time::Instant::now();
+    let again = second.block_on(loads.turn(&uri, false, &timer()));
+    assert!(again.overdue);
+    let waited = started.elapsed();
+    assert!(
+        waited >= CONNECT_WAIT && waited < CONNECT_WAIT * 3,
+        "{waited:?}"
+    );
+    assert_eq!(loads.watches(), 2);
+    drop((turn, again));
 }

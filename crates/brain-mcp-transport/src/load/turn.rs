@@ -13,30 +13,47 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use http::{HeaderValue, Uri};
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
+use super::watchdog::{self, Watched};
 use super::{Busy, CONNECT_WAIT, Loads, Origin, key};
 use crate::CoarseTimer;
 
 /// A request's place in its origin's queue.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Ticket {
     /// Its place among every ticket of the origin: older tickets have smaller ones.
     order: u64,
+    /// When it queued.
+    pub(super) queued: Instant,
     /// Set (under the origins' lock) when the origin handed it a turn and counted it.
     pub(super) given: AtomicBool,
     /// The turn is an HTTP/1.1 connection another request just freed, which may still be
     /// on its way back to hyper's pool.
     freed: AtomicBool,
+    /// The turn came because it waited [`CONNECT_WAIT`].
+    overdue: AtomicBool,
     woken: Notify,
 }
 
 impl Ticket {
-    /// The ticket taken `order`-th at its origin.
-    pub(super) fn new(order: u64) -> Self {
+    /// The ticket taken `order`-th at its origin, at `queued`.
+    pub(super) fn new(order: u64, queued: Instant) -> Self {
         Self {
             order,
-            ..Self::default()
+            queued,
+            given: AtomicBool::new(false),
+            freed: AtomicBool::new(false),
+            overdue: AtomicBool::new(false),
+            woken: Notify::new(),
         }
+    }
+
+    /// Hands it a turn, already counted: `overdue` when it waited too long.
+    pub(super) fn give(&self, overdue: bool) {
+        self.overdue.store(overdue, Ordering::Release);
+        self.given.store(true, Ordering::Release);
+        self.woken.notify_one();
     }
 }
 
@@ -55,7 +72,7 @@ pub(crate) struct Turn {
 impl Origin {
     /// Counts one more request of `kind` (0 foreground, 1 background) as holding a
     /// connection.
-    fn take(&mut self, kind: usize) {
+    pub(super) fn take(&mut self, kind: usize) {
         self.busy += 1;
         self.background += kind;
         self.pending += 1;
@@ -82,8 +99,7 @@ impl Origin {
             let freed = self.h2 == 0 && self.h1 + self.connecting > self.busy;
             self.take(kind);
             ticket.freed.store(freed, Ordering::Release);
-            ticket.given.store(true, Ordering::Release);
-            ticket.woken.notify_one();
+            ticket.give(false);
         }
     }
 }
@@ -108,18 +124,19 @@ impl Loads {
     ) -> Turn {
         let (https, authority) = key(uri);
         let kind = usize::from(background);
-        let ticket = self.update((https, authority), |o| {
+        let runtime = watchdog::runtime();
+        let queued = self.update((https, authority), |o| {
             if o.queue[kind].is_empty() && o.admits(https, background, false) {
                 o.take(kind);
                 return Err(o.host(https, uri));
             }
             o.tickets += 1;
-            let waiting = Arc::new(Ticket::new(o.tickets));
+            let waiting = Arc::new(Ticket::new(o.tickets, Instant::now()));
             o.queue[kind].push_back(waiting.clone());
-            Ok(waiting)
+            Ok((waiting, o.watched(runtime, || watchdog::next_id(self))))
         });
-        let ticket = match ticket {
-            Ok(ticket) => ticket,
+        let (ticket, watched) = match queued {
+            Ok(queued) => queued,
             Err(host) => {
                 return Turn {
                     busy: self.busy_guard(https, authority, background),
@@ -135,9 +152,17 @@ impl Loads {
             ticket,
             counted: false,
         };
-        let _ = timer
-            .timeout(CONNECT_WAIT, queued.ticket.woken.notified())
-            .await;
+        let notified = queued.ticket.woken.notified();
+        match watched {
+            Watched::Yes => notified.await,
+            Watched::Start(id) => {
+                watchdog::start(self, https, authority, id);
+                notified.await;
+            }
+            Watched::No => {
+                let _ = timer.timeout(CONNECT_WAIT, notified).await;
+            }
+        }
         let (overdue, host) = self.update((https, authority), |o| {
             let given = queued.ticket.given.load(Ordering::Acquire);
             if !given {
@@ -145,7 +170,8 @@ impl Loads {
                 o.queue[kind].retain(|t| !Arc::ptr_eq(t, &queued.ticket));
                 o.take(kind);
             }
-            (!given, o.host(https, uri))
+            let overdue = !given || queued.ticket.overdue.load(Ordering::Acquire);
+            (overdue, o.host(https, uri))
         });
         // Counted now, whichever way: the guard takes the count over.
         queued.counted = true;
