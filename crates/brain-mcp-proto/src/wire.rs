@@ -12,6 +12,10 @@
 //! - `opt`: `Option<T>`; absent or `null` is `None`. A `null` is remembered in
 //!   `extra` so it is written back as `null`.
 //! - `def`: `T: Default`; absent is the default; always written.
+//!
+//! A struct declared `pub struct Name tagged "type" { .. }` is one case of a union
+//! whose tag member names the case: the union reads and writes the tag, so the struct
+//! skips it rather than keeping it in `extra`.
 
 use std::borrow::Cow;
 
@@ -25,7 +29,7 @@ pub(crate) struct Key<'a>(#[serde(borrow)] pub(crate) Cow<'a, str>);
 macro_rules! wire_struct {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident {
+        pub struct $name:ident $(tagged $tag:literal)? {
             $(
                 $(#[$fmeta:meta])*
                 $mode:ident $field:ident : $ty:ty = $wire:literal,
@@ -87,6 +91,7 @@ macro_rules! wire_struct {
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<$name, A::Error> {
                         $( let mut $field: Option<$ty> = None; )*
                         let mut extra = serde_json::Map::new();
+                        $( let mut tagged = false; let _ = $tag; )?
                         while let Some($crate::wire::Key(key)) = access.next_key()? {
                             match &*key {
                                 $(
@@ -99,6 +104,13 @@ macro_rules! wire_struct {
                                         $field = Some(value);
                                     }
                                 )*
+                                $( $tag => {
+                                    // Read by the union; twice is as ambiguous as any repeat.
+                                    if std::mem::replace(&mut tagged, true) {
+                                        return Err(serde::de::Error::duplicate_field($tag));
+                                    }
+                                    access.next_value::<serde::de::IgnoredAny>()?;
+                                } )?
                                 _ => {
                                     let value: serde_json::Value = access.next_value()?;
                                     extra.insert(key.into_owned(), value);

@@ -1,5 +1,7 @@
 //! Content blocks of tool results.
 
+use std::borrow::Cow;
+
 use serde::de::Error as _;
 use serde::ser::SerializeMap as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -50,14 +52,14 @@ impl ContentBlock {
             Self::Audio(_) => "audio".into(),
             Self::ResourceLink(_) => "resource_link".into(),
             Self::Resource(_) => "resource".into(),
-            Self::Unknown(raw) => peek_type(raw.get()).unwrap_or_default(),
+            Self::Unknown(raw) => peek_type(raw.get()).unwrap_or_default().into_owned(),
         }
     }
 }
 
 wire_struct! {
     /// A text block.
-    pub struct TextContent {
+    pub struct TextContent tagged "type" {
         /// The text.
         req text: String = "text",
         /// Hints.
@@ -69,7 +71,7 @@ wire_struct! {
 
 wire_struct! {
     /// An image or audio block.
-    pub struct ImageContent {
+    pub struct ImageContent tagged "type" {
         /// Base64 data, without a `data:` prefix.
         req data: String = "data",
         /// MIME type.
@@ -94,7 +96,7 @@ impl ImageContent {
 
 wire_struct! {
     /// A link to a resource.
-    pub struct ResourceLink {
+    pub struct ResourceLink tagged "type" {
         /// The resource URI.
         req uri: String = "uri",
         /// Programmatic name.
@@ -118,7 +120,7 @@ wire_struct! {
 
 wire_struct! {
     /// Resource contents embedded in a result.
-    pub struct EmbeddedResource {
+    pub struct EmbeddedResource tagged "type" {
         /// The contents.
         req resource: ResourceContents = "resource",
         /// Hints (some servers put them inside `resource` instead; both are kept).
@@ -144,7 +146,15 @@ wire_struct! {
     }
 }
 
-fn peek_type(text: &str) -> Option<String> {
+fn peek_type(text: &str) -> Option<Cow<'_, str>> {
+    // Servers write the tag first, as `{"type":"text",...`: read it in place.
+    if let Some(rest) = text.strip_prefix("{\"type\":\"")
+        && let Some((kind, after)) = rest.split_once('"')
+        && !kind.contains('\\')
+        && (after.starts_with(',') || after.starts_with('}'))
+    {
+        return Some(Cow::Borrowed(kind));
+    }
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(borrow, rename = "type")]
@@ -153,13 +163,11 @@ fn peek_type(text: &str) -> Option<String> {
     serde_json::from_str::<Peek<'_>>(text)
         .ok()?
         .kind
-        .map(|k| k.0.into_owned())
+        .map(|k| k.0)
 }
 
-fn typed<'a, T: Deserialize<'a>>(text: &'a str, strip: impl FnOnce(&mut T)) -> Option<T> {
-    let mut value: T = serde_json::from_str(text).ok()?;
-    strip(&mut value);
-    Some(value)
+fn typed<'a, T: Deserialize<'a>>(text: &'a str) -> Option<T> {
+    serde_json::from_str(text).ok()
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
@@ -169,25 +177,15 @@ impl<'de> Deserialize<'de> for ContentBlock {
         if !text.starts_with('{') {
             return Err(D::Error::custom("a content block must be an object"));
         }
-        let block =
-            match peek_type(text).as_deref() {
-                Some("text") => {
-                    typed(text, |v: &mut TextContent| drop(v.extra.remove("type"))).map(Self::Text)
-                }
-                Some("image") => typed(text, |v: &mut ImageContent| drop(v.extra.remove("type")))
-                    .map(Self::Image),
-                Some("audio") => typed(text, |v: &mut ImageContent| drop(v.extra.remove("type")))
-                    .map(Self::Audio),
-                Some("resource_link") => {
-                    typed(text, |v: &mut ResourceLink| drop(v.extra.remove("type")))
-                        .map(Self::ResourceLink)
-                }
-                Some("resource") => typed(text, |v: &mut EmbeddedResource| {
-                    drop(v.extra.remove("type"))
-                })
-                .map(Self::Resource),
-                _ => None,
-            };
+        // Each case skips the tag itself (`tagged "type"`).
+        let block = match peek_type(text).as_deref() {
+            Some("text") => typed(text).map(Self::Text),
+            Some("image") => typed(text).map(Self::Image),
+            Some("audio") => typed(text).map(Self::Audio),
+            Some("resource_link") => typed(text).map(Self::ResourceLink),
+            Some("resource") => typed(text).map(Self::Resource),
+            _ => None,
+        };
         Ok(block.unwrap_or(Self::Unknown(raw)))
     }
 }

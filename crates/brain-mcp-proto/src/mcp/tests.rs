@@ -237,3 +237,51 @@ fn list_tools_result_and_params() {
     );
     let _: ListToolsParams = round_trip(json!({"cursor":"abc","_meta":{"progressToken":3}}));
 }
+
+#[test]
+fn a_blocks_tag_is_read_wherever_it_stands_and_only_once() {
+    let block = |text: &str| serde_json::from_str::<ContentBlock>(text).unwrap();
+    let text_of = |b: &ContentBlock| match b {
+        ContentBlock::Text(t) => Some((t.text.clone(), t.extra.len())),
+        _ => None,
+    };
+    // First (as servers write it), later, spaced, escaped: the same text block, with
+    // the tag kept by the union, not in the case's `extra`.
+    for written in [
+        r#"{"type":"text","text":"hi","x":1}"#,
+        r#"{"text":"hi","type":"text","x":1}"#,
+        r#"{ "type" : "text", "text":"hi","x":1}"#,
+        r#"{"type":"te\u0078t","text":"hi","x":1}"#,
+    ] {
+        let b = block(written);
+        assert_eq!(text_of(&b), Some(("hi".to_owned(), 1)), "{written}");
+        let again = serde_json::to_value(&b).unwrap();
+        assert_eq!(
+            again,
+            json!({"type": "text", "text": "hi", "x": 1}),
+            "{written}"
+        );
+    }
+    assert_eq!(
+        text_of(&block(r#"{"type":"text","text":"a\"b"}"#))
+            .unwrap()
+            .0,
+        "a\"b"
+    );
+    // A tag given twice says two things: the block is kept raw, as any it cannot read.
+    for twice in [
+        r#"{"type":"text","type":"image","text":"hi"}"#,
+        r#"{"type":"text","text":"hi","type":"text"}"#,
+    ] {
+        assert!(matches!(block(twice), ContentBlock::Unknown(_)), "{twice}");
+    }
+    // A prefix that only looks like a tag is read by the full parse.
+    assert!(matches!(
+        block(r#"{"type":"text"}"#),
+        ContentBlock::Unknown(_)
+    ));
+    assert_eq!(
+        block(r#"{"type":"image","data":"aGk=","mimeType":"image/png"}"#).type_name(),
+        "image"
+    );
+}
