@@ -99,15 +99,17 @@ impl Drop for Cleanup {
         let opened = self.opened;
         // The cleanup's events belong to the call (or discovery) that opened the session.
         let parent = tracing::Span::current();
+        // The exchanges are boxed where they run: the spawned future stays small, so
+        // spawning it copies a few hundred bytes, not the exchanges' 4 KB, at each move.
         let work = async move {
             if let Some(cancel) = cancel {
                 observe::cancel_sent();
                 let op = Operation::start(link.peer(), &framing, &cancel, None, || link.secrets());
-                link.notify(cancel).instrument(op.span()).await;
+                Box::pin(link.notify(cancel)).instrument(op.span()).await;
                 op.end(None, || link.secrets());
             }
             if ends_session {
-                let failed = match link.end(&framing).await {
+                let failed = match Box::pin(link.end(&framing)).await {
                     Ended::Closed => None,
                     Ended::Failed(status) => Some(status),
                 };
