@@ -417,6 +417,20 @@ fn stall(loads: &Loads, uri: &Uri) {
     });
 }
 
+/// Requests waiting at `uri`'s origin, and how many of them its watchdog watches.
+fn watched(loads: &Loads, uri: &Uri) -> (usize, usize) {
+    let (https, authority) = key(uri);
+    let origins = loads.lock();
+    let Some(o) = origins[usize::from(https)].get(authority) else {
+        return (0, 0);
+    };
+    let tickets = || o.queue.iter().flatten();
+    let watched = tickets()
+        .filter(|t| t.watched.load(Ordering::Relaxed))
+        .count();
+    (tickets().count(), watched)
+}
+
 #[tokio::test(start_paused = true)]
 async fn one_watchdog_ends_every_wait_then_itself() {
     let loads = Arc::new(Loads::default());
@@ -441,6 +455,11 @@ async fn one_watchdog_ends_every_wait_then_itself() {
         Some(1),
         "one watchdog for all of them"
     );
+    assert_eq!(
+        watched(&loads, &uri),
+        (8, 8),
+        "none armed a deadline of its own"
+    );
     let mut turns = Vec::new();
     for (i, wait) in (0u64..).zip(waits) {
         let (overdue, waited, busy) = wait.await.expect("the wait ends");
@@ -453,7 +472,7 @@ async fn one_watchdog_ends_every_wait_then_itself() {
         );
         turns.push(busy);
     }
-    assert_eq!(loads.watches(), 1, "no request armed a deadline of its own");
+    assert_eq!(loads.watches(), 1, "one watchdog started");
     // With nobody waiting for a whole CONNECT_WAIT, the watchdog ends.
     tokio::time::sleep(CONNECT_WAIT * 3).await;
     assert_eq!(watchdog_of(&loads, &uri), None);
@@ -480,16 +499,22 @@ fn a_runtime_shut_down_with_its_watchdog_leaves_no_wait_unbounded() {
     // A call from a second runtime meanwhile arms its own deadline.
     let second = runtime();
     let started = std::time::Instant::now();
-    let turn = second.block_on(loads.turn(&uri, false, &timer()));
-    assert!(turn.overdue);
-    assert!(
-        started.elapsed() < CONNECT_WAIT * 3,
-        "{:?}",
-        started.elapsed()
-    );
-    // The first runtime shuts down: its watchdog and its waiting call with it.
+    let (l, u) = (loads.clone(), uri.clone());
+    let own = second.spawn(async move { l.turn(&u, false, &timer()).await });
+    second.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
+    assert_eq!(watched(&loads, &uri), (2, 1));
+    // The first runtime shuts down: its watchdog and its waiting call with it. The
+    // second runtime's call keeps waiting on its own deadline, not released early.
     drop(first);
     assert_eq!(watchdog_of(&loads, &uri), None);
+    assert_eq!(watched(&loads, &uri), (1, 0));
+    let turn = second.block_on(own).expect("the wait ends");
+    assert!(turn.overdue);
+    let waited = started.elapsed();
+    assert!(
+        waited >= CONNECT_WAIT && waited < CONNECT_WAIT * 3,
+        "{waited:?}"
+    );
     // The second runtime's next waits get a watchdog of their own.
     let started = std::time::Instant::now();
     let again = second.block_on(loads.turn(&uri, false, &timer()));

@@ -33,6 +33,9 @@ pub(super) struct Ticket {
     freed: AtomicBool,
     /// The turn came because it waited [`CONNECT_WAIT`].
     overdue: AtomicBool,
+    /// Its origin's watchdog bounds its wait (set under the origins' lock when it
+    /// queues); otherwise it arms a deadline of its own.
+    pub(super) watched: AtomicBool,
     woken: Notify,
 }
 
@@ -45,6 +48,7 @@ impl Ticket {
             given: AtomicBool::new(false),
             freed: AtomicBool::new(false),
             overdue: AtomicBool::new(false),
+            watched: AtomicBool::new(false),
             woken: Notify::new(),
         }
     }
@@ -124,7 +128,6 @@ impl Loads {
     ) -> Turn {
         let (https, authority) = key(uri);
         let kind = usize::from(background);
-        let runtime = watchdog::runtime();
         let queued = self.update((https, authority), |o| {
             if o.queue[kind].is_empty() && o.admits(https, background, false) {
                 o.take(kind);
@@ -133,7 +136,10 @@ impl Loads {
             o.tickets += 1;
             let waiting = Arc::new(Ticket::new(o.tickets, Instant::now()));
             o.queue[kind].push_back(waiting.clone());
-            Ok((waiting, o.watched(runtime, || watchdog::next_id(self))))
+            let watched = o.watched(watchdog::runtime(), || watchdog::next_id(self));
+            let relies = !matches!(watched, Watched::No);
+            waiting.watched.store(relies, Ordering::Relaxed);
+            Ok((waiting, watched))
         });
         let (ticket, watched) = match queued {
             Ok(queued) => queued,

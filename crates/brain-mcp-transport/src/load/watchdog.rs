@@ -8,9 +8,12 @@
 //! [`CONNECT_WAIT`] old, gives every request that old an overdue turn, and sleeps
 //! again; it ends once no request has waited for a whole [`CONNECT_WAIT`]. Requests
 //! queued from another runtime arm their own deadline, so a runtime shut down with its
-//! watchdog never leaves another runtime's requests without one. A watchdog that ends
-//! any other way (its runtime shut down, say) gives every waiting request its turn.
+//! watchdog never leaves another runtime's requests without one; the watchdog leaves
+//! them to their deadline. A watchdog that ends any other way (its runtime shut down,
+//! or built without a timer, where its sleep panics inside its task) gives every
+//! request it watched its turn.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
@@ -61,18 +64,24 @@ impl Origin {
         }
     }
 
-    /// Gives every request that waited [`CONNECT_WAIT`] by `now` an overdue turn; returns
-    /// when the oldest one left will have.
+    /// Gives every request it watches that waited [`CONNECT_WAIT`] by `now` an overdue
+    /// turn; returns when the oldest one left will have. Requests with a deadline of
+    /// their own (queued from another runtime, on that runtime's clock) are left to it.
     fn overdue_by(&mut self, now: Instant) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         for kind in 0..2 {
-            while let Some(front) = self.queue[kind].front() {
-                let due = front.queued + CONNECT_WAIT;
+            let mut i = 0;
+            while let Some(ticket) = self.queue[kind].get(i) {
+                if !ticket.watched.load(Ordering::Relaxed) {
+                    i += 1;
+                    continue;
+                }
+                let due = ticket.queued + CONNECT_WAIT;
                 if due > now {
                     next = Some(next.map_or(due, |n| n.min(due)));
                     break;
                 }
-                if let Some(ticket) = self.queue[kind].pop_front() {
+                if let Some(ticket) = self.queue[kind].remove(i) {
                     self.take(kind);
                     ticket.give(true);
                 }
@@ -81,10 +90,14 @@ impl Origin {
         next
     }
 
-    /// Gives every waiting request its turn at once.
-    fn release_all(&mut self) {
+    /// Gives every request it watches its turn at once.
+    fn release_watched(&mut self) {
         for kind in 0..2 {
-            while let Some(ticket) = self.queue[kind].pop_front() {
+            let (watched, own): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.queue[kind])
+                .into_iter()
+                .partition(|t| t.watched.load(Ordering::Relaxed));
+            self.queue[kind] = own;
+            for ticket in watched {
                 self.take(kind);
                 ticket.give(true);
             }
@@ -143,7 +156,7 @@ pub(super) fn start(loads: &Arc<Loads>, https: bool, authority: &str, id: u64) {
 }
 
 /// Clears the origin's watchdog when its task ends any way but its own, and gives
-/// every waiting request its turn, since nothing else would end their wait.
+/// every request it watched its turn, since nothing else would end their wait.
 struct Guard {
     loads: Weak<Loads>,
     https: bool,
@@ -171,7 +184,7 @@ impl Drop for Guard {
         loads.update((self.https, &self.authority), |o| {
             if o.watchdog.is_some_and(|w| w.id == self.id) {
                 o.watchdog = None;
-                o.release_all();
+                o.release_watched();
             }
         });
     }
