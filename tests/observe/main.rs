@@ -7,6 +7,8 @@
 //! threads could hide events from a scoped one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
 
+mod seen;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -15,100 +17,13 @@ use brain_tests::server::{Era, RawReply, ServerConfig, TestServer};
 use brain_tools_core::{HostConfig, NoProgress, Secret, ToolCall, TraceContext, run_call_with};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::layer::{Layer, SubscriberExt};
+
+use seen::{Fields, Seen, SharedWriter};
 
 const TENANT: &str = "tenant-a";
 const TOKEN: &str = "tok-9f1c-observability-secret";
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-/// Field names to values, as text.
-type Fields = BTreeMap<String, String>;
-
-/// Spans (name, fields as finally recorded) and events (target, fields), in order.
-#[derive(Clone, Default)]
-struct Seen {
-    spans: Arc<Mutex<BTreeMap<u64, (String, Fields)>>>,
-    events: Arc<Mutex<Vec<(String, Fields)>>>,
-}
-
-struct Collect<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Collect<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(
-            field.name().to_owned(),
-            format!("{value:?}").trim_matches('"').to_owned(),
-        );
-    }
-}
-
-impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Seen {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _: Context<'_, S>) {
-        let mut fields = BTreeMap::new();
-        attrs.record(&mut Collect(&mut fields));
-        let name = attrs.metadata().name().to_owned();
-        self.spans
-            .lock()
-            .expect("spans")
-            .insert(id.into_u64(), (name, fields));
-    }
-
-    fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
-        if let Some((_, fields)) = self.spans.lock().expect("spans").get_mut(&id.into_u64()) {
-            values.record(&mut Collect(fields));
-        }
-    }
-
-    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        let mut fields = BTreeMap::new();
-        event.record(&mut Collect(&mut fields));
-        let target = event.metadata().target().to_owned();
-        self.events.lock().expect("events").push((target, fields));
-    }
-}
-
-impl Seen {
-    fn spans_named(&self, name: &str) -> Vec<BTreeMap<String, String>> {
-        let spans = self.spans.lock().expect("spans");
-        spans
-            .values()
-            .filter(|(n, _)| n == name)
-            .map(|(_, f)| f.clone())
-            .collect()
-    }
-
-    fn events_with(&self, target: &str) -> Vec<BTreeMap<String, String>> {
-        let events = self.events.lock().expect("events");
-        events
-            .iter()
-            .filter(|(t, _)| t == target)
-            .map(|(_, f)| f.clone())
-            .collect()
-    }
-}
-
-impl Seen {
-    fn clear(&self) {
-        self.spans.lock().expect("spans").clear();
-        self.events.lock().expect("events").clear();
-    }
-}
-
-struct SharedWriter(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for SharedWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("buffer").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// What the global subscriber saw, and the text its `trace`-level formatter wrote.
 struct Capture {
@@ -256,24 +171,24 @@ async fn a_call_has_its_span_its_exchanges_and_its_outcome(capture: &Capture) {
             let mcp = seen.events_with("brain::mcp");
             let said = |m: &str| mcp.iter().any(|e| e.get("message").is_some_and(|x| x == m));
             assert!(said("session opened") && said("session closed"), "{mcp:?}");
-            // The session's id, shortened, on its events and on the spans of the
-            // exchanges that carried it.
-            let id_of = |m: &str| {
-                let event = mcp
-                    .iter()
-                    .find(|e| e.get("message").is_some_and(|x| x == m));
-                event.and_then(|e| e.get("mcp.session.id").cloned())
+            // The session's id, shortened, on its events and its exchanges' spans.
+            let said_id = |m: &str| {
+                mcp.iter()
+                    .find(|e| e.get("message").is_some_and(|x| x == m))
             };
-            let opened = id_of("session opened").expect("the opened session's id");
-            assert!(!opened.is_empty(), "{mcp:?}");
-            assert_eq!(id_of("session closed").as_ref(), Some(&opened), "{mcp:?}");
+            let opened = said_id("session opened").and_then(|e| e.get("mcp.session.id"));
+            let opened = opened
+                .filter(|id| !id.is_empty())
+                .expect("the session's id");
+            let closed = said_id("session closed").and_then(|e| e.get("mcp.session.id"));
+            assert_eq!(closed, Some(opened), "{mcp:?}");
             let exchanges = seen.spans_named("mcp_exchange");
             for method in ["tools/call", "end session"] {
                 let span = exchanges
                     .iter()
                     .find(|f| f.get("method").is_some_and(|m| m == method));
                 let id = span.and_then(|f| f.get("mcp.session.id"));
-                assert_eq!(id, Some(&opened), "{method}: {exchanges:?}");
+                assert_eq!(id, Some(opened), "{method}: {exchanges:?}");
             }
         } else {
             assert_eq!(call.get("era").map(String::as_str), Some("2026-07-28"));
