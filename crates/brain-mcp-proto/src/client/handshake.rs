@@ -1,11 +1,14 @@
 //! The handshake era's session: `initialize`, the negotiated version, closing and
 //! cancelling.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{self, RequestId};
-use crate::mcp::{CancelledParams, InitializeResult, methods, parse};
+use crate::mcp::{CancelledParams, methods, parse};
 use crate::version::{self, ProtocolVersion};
 
 use super::framing::Framing;
@@ -92,13 +95,56 @@ pub fn pending(session_id: Option<String>) -> Framing {
     }
 }
 
+/// What the handshake reads of an `initialize` result (named as the model's type, which
+/// errors show): the version the server chose, borrowed; and the members it only
+/// requires, checked for their shape without being built, since the handshake uses
+/// neither the server's capabilities nor its identity.
+#[derive(Deserialize)]
+struct InitializeResult<'a> {
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Cow<'a, str>,
+    #[serde(rename = "capabilities")]
+    _capabilities: AnyObject,
+    #[serde(rename = "serverInfo", borrow)]
+    _server_info: Named<'a>,
+}
+
+/// `serverInfo`: a name and a version, as every `Implementation` has.
+#[derive(Deserialize)]
+struct Named<'a> {
+    #[serde(rename = "name", borrow)]
+    _name: Cow<'a, str>,
+    #[serde(rename = "version", borrow)]
+    _version: Cow<'a, str>,
+}
+
+/// Any JSON object, skipped.
+struct AnyObject;
+
+impl<'de> Deserialize<'de> for AnyObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AnyObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyObject, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(AnyObject)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// The session opened by `result`, the result of `initialize` (an error answer having
 /// been read already), whose HTTP reply carried `session_id`.
 pub fn negotiated(
     result: &RawValue,
     session_id: Option<String>,
 ) -> Result<Framing, HandshakeError> {
-    let result: InitializeResult = parse(result)
+    let result: InitializeResult<'_> = parse(result)
         .map_err(|e| HandshakeError::Protocol(format!("invalid initialize result: {e}")))?;
     let negotiated = version::negotiate_handshake(&result.protocol_version).map_err(|e| {
         HandshakeError::Protocol(format!(

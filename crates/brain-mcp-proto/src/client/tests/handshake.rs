@@ -77,6 +77,10 @@ fn the_answer_opens_a_session_at_the_negotiated_version() {
         shown,
         ["mcp-session-id: ***", "mcp-protocol-version: 2025-06-18"]
     );
+    // What the handshake does not read may hold anything: members it does not know,
+    // capabilities of any content.
+    let open = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":"yes"},"x":[1]},"serverInfo":{"name":"s","version":"1","icons":7},"instructions":"hi","more":{}}}"#;
+    assert!(opened(open, None).is_ok());
     let init = handshake::initialized(&session);
     assert_eq!(json(&init.body)["method"], "notifications/initialized");
     assert_eq!(init.expect, Expect::Accepted);
@@ -99,6 +103,12 @@ fn the_answer_opens_a_session_at_the_negotiated_version() {
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2026-07-28","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        // The members every result has are required, in their shape.
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":[],"serverInfo":{"name":"s","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
     ] {
         assert!(
             matches!(opened(bad, None), Err(HandshakeError::Protocol(_))),
