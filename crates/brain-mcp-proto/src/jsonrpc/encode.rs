@@ -111,7 +111,8 @@ pub fn encode_notification<T: Serialize + ?Sized>(
 
 /// Encodes a notification that has no params. Infallible.
 pub fn encode_bare_notification(method: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(48);
+    // Room for the method without regrowing (`notifications/initialized` is 54 bytes).
+    let mut out = Vec::with_capacity(40 + method.len());
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
     push_str(&mut out, method);
     finish(out)
