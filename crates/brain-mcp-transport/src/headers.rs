@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
 use brain_mcp_proto::client::Header;
 use http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
@@ -48,11 +49,17 @@ pub(crate) fn apply(
     map: &mut HeaderMap,
 ) -> Result<(), TransportError> {
     for header in headers {
-        let name = match &header.name {
-            // A fixed name (the core's own) is used in place, without a copy.
-            Cow::Borrowed(name) if is_plain_name(name) => HeaderName::from_static(name),
-            name => HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| invalid(format!("`{name}` is not a valid header name")))?,
+        // A fixed name (the core's own) is used in place, without a copy; the core's
+        // usual ones are parsed once.
+        let fixed = match &header.name {
+            Cow::Borrowed(name) => Some(*name),
+            Cow::Owned(_) => None,
+        };
+        let name = match (fixed.and_then(known), fixed) {
+            (Some(known), _) => known,
+            (None, Some(name)) if is_plain_name(name) => HeaderName::from_static(name),
+            _ => HeaderName::from_bytes(header.name.as_bytes())
+                .map_err(|_| invalid(format!("`{}` is not a valid header name", header.name)))?,
         };
         let mut value = match &header.value {
             Cow::Borrowed(value) if is_plain_value(value) => HeaderValue::from_static(value),
@@ -69,6 +76,28 @@ pub(crate) fn apply(
         map.insert(AUTHORIZATION, v);
     }
     Ok(())
+}
+
+/// The names the core sends with nearly every message, parsed once (parsing checks each
+/// byte and looks for a standard header of that name: about 140 instructions a header).
+fn known(name: &str) -> Option<HeaderName> {
+    static NAMES: LazyLock<[HeaderName; 4]> = LazyLock::new(|| {
+        [
+            "mcp-session-id",
+            "mcp-protocol-version",
+            "mcp-method",
+            "mcp-name",
+        ]
+        .map(HeaderName::from_static)
+    });
+    let i = match name {
+        "mcp-session-id" => 0,
+        "mcp-protocol-version" => 1,
+        "mcp-method" => 2,
+        "mcp-name" => 3,
+        _ => return None,
+    };
+    NAMES.get(i).cloned()
 }
 
 /// Whether [`HeaderName::from_static`] takes `name` (lower-case letters, digits and `-`,
@@ -131,6 +160,30 @@ pub(crate) fn session_id_of(map: &HeaderMap) -> Result<Option<String>, Transport
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_core_names_parsed_once_are_the_names_it_sends() {
+        use brain_mcp_proto::headers as p;
+        for name in [
+            p::MCP_SESSION_ID,
+            p::MCP_PROTOCOL_VERSION,
+            p::MCP_METHOD,
+            p::MCP_NAME,
+        ] {
+            let lower = name.to_ascii_lowercase();
+            assert_eq!(
+                known(&lower),
+                HeaderName::from_bytes(lower.as_bytes()).ok(),
+                "{name}"
+            );
+        }
+        assert_eq!(known("mcp-param-x"), None);
+        assert_eq!(
+            known("Mcp-Method"),
+            None,
+            "the core sends its names in lower case"
+        );
+    }
 
     #[test]
     fn names_match_the_protocol_crate() {
