@@ -117,13 +117,14 @@ impl Origin {
             )
     }
 
-    /// The `Host` header for a request to `uri` at this origin, when it goes over HTTP/1.1
-    /// for sure: always to `http` (this client speaks h2 only where TLS negotiates it),
-    /// and to `https` once the origin's connections are all HTTP/1.1. hyper-util writes
-    /// the same value itself when it is missing, with a `format!` and a copy per request;
-    /// here it is written once per origin and shared.
+    /// The `Host` header for a request to `uri` at this origin, when it is sure to go over
+    /// HTTP/1.1: to `http` only (this client speaks h2 only where TLS negotiates it). To
+    /// `https` no count can promise it, since the request may get a new connection that
+    /// negotiates h2, where a `Host` beside `:authority` is wrong; hyper-util writes it
+    /// there when the connection is HTTP/1.1. hyper-util writes the same value with a
+    /// `format!` and a copy per request; here it is written once per origin and shared.
     fn host(&mut self, https: bool, uri: &Uri) -> Option<HeaderValue> {
-        if https && (self.h1 == 0 || self.h2 > 0) {
+        if https {
             return None;
         }
         if self.host.is_none() {

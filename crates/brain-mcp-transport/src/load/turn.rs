@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 
-use http::{HeaderValue, Uri};
 use futures_util::task::AtomicWaker;
+use http::{HeaderValue, Uri};
 use tokio::time::Instant;
 
 use super::watchdog::{self, Watched};
@@ -70,8 +70,8 @@ pub(crate) struct Turn {
     /// It waited [`CONNECT_WAIT`] without a connection: hyper's connect for it goes at
     /// once.
     pub(crate) overdue: bool,
-    /// The request's `Host` header, when it is sure to go over HTTP/1.1 (see
-    /// [`Origin::host`]).
+    /// The request's `Host` header, when it is sure to go over HTTP/1.1 (plain `http`;
+    /// see [`Origin::host`]).
     pub(crate) host: Option<HeaderValue>,
 }
 

@@ -196,3 +196,72 @@ async fn a_tls_handshake_that_never_ends_fails_within_twice_the_connect_timeout(
     );
     held.abort();
 }
+
+/// One address whose first connection reaches an HTTP/1.1-only backend and later ones an
+/// h2 backend (a load balancer midway through enabling h2). A request sent while the
+/// origin's only open connection is HTTP/1.1, and busy, goes out on a new connection
+/// that negotiates h2: it carries no `Host` there, as hyper-util would send it.
+#[tokio::test]
+async fn a_request_on_a_new_h2_connection_carries_no_host_header() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let pki = pki();
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h1 = TestServer::start_with(
+        handler(move |_| {
+            let k = n2.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if k == 1 {
+                    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+                }
+                json(StatusCode::OK, response(1))
+            }
+        }),
+        Some(tokio_rustls::TlsAcceptor::from(server_config(
+            &pki,
+            &[b"http/1.1"],
+        ))),
+    )
+    .await;
+    let h2 = tls_server(&pki).await;
+    // The front: connection 1 -> h1 backend, later ones -> h2 backend.
+    let front = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = front.local_addr().unwrap().port();
+    let (a1, a2) = (h1.addr, h2.addr);
+    tokio::spawn(async move {
+        let mut first = true;
+        loop {
+            let (mut inb, _) = front.accept().await.unwrap();
+            let to = if std::mem::replace(&mut first, false) {
+                a1
+            } else {
+                a2
+            };
+            tokio::spawn(async move {
+                let mut out = tokio::net::TcpStream::connect(to).await.unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut inb, &mut out).await;
+            });
+        }
+    });
+    let c = {
+        let mut cfg = crate::config();
+        cfg.extra_roots = vec![pki.ca_der.clone()];
+        HttpClient::new(cfg).unwrap()
+    };
+    let url: http::Uri = format!("https://localhost:{port}/mcp").parse().unwrap();
+    exchange(&c, post(url.clone(), 1)).await; // conn 1, HTTP/1.1
+    // Keep conn 1 busy (its second request is slow), then send another.
+    let c2 = c.clone();
+    let u2 = url.clone();
+    let slow = tokio::spawn(async move { exchange(&c2, post(u2, 1)).await });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    exchange(&c, post(url.clone(), 1)).await;
+    slow.await.unwrap();
+    let seen = h2.seen();
+    assert!(!seen.is_empty(), "the third request went to the h2 backend");
+    for s in &seen {
+        assert_eq!(s.version, http::Version::HTTP_2);
+        let hosts: Vec<_> = s.headers.get_all(http::header::HOST).iter().collect();
+        assert!(hosts.is_empty(), "Host sent over h2: {hosts:?}");
+    }
+}
