@@ -146,15 +146,8 @@ wire_struct! {
     }
 }
 
+/// The block's type as a full parse reads it (`None` when it has none, or repeats it).
 fn peek_type(text: &str) -> Option<Cow<'_, str>> {
-    // Servers write the tag first, as `{"type":"text",...`: read it in place.
-    if let Some(rest) = text.strip_prefix("{\"type\":\"")
-        && let Some((kind, after)) = rest.split_once('"')
-        && !kind.contains('\\')
-        && (after.starts_with(',') || after.starts_with('}'))
-    {
-        return Some(Cow::Borrowed(kind));
-    }
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(borrow, rename = "type")]
@@ -164,6 +157,20 @@ fn peek_type(text: &str) -> Option<Cow<'_, str>> {
         .ok()?
         .kind
         .map(|k| k.0)
+}
+
+/// The block's type to decode it by: read in place when the block starts with it, as
+/// servers write it, else by [`peek_type`]. A repeated tag goes unseen here, but the
+/// case then refuses it (its `tagged` form), and the block stays raw.
+fn leading_type(text: &str) -> Option<Cow<'_, str>> {
+    if let Some(rest) = text.strip_prefix("{\"type\":\"")
+        && let Some((kind, after)) = rest.split_once('"')
+        && !kind.contains('\\')
+        && (after.starts_with(',') || after.starts_with('}'))
+    {
+        return Some(Cow::Borrowed(kind));
+    }
+    peek_type(text)
 }
 
 fn typed<'a, T: Deserialize<'a>>(text: &'a str) -> Option<T> {
@@ -178,7 +185,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
             return Err(D::Error::custom("a content block must be an object"));
         }
         // Each case skips the tag itself (`tagged "type"`).
-        let block = match peek_type(text).as_deref() {
+        let block = match leading_type(text).as_deref() {
             Some("text") => typed(text).map(Self::Text),
             Some("image") => typed(text).map(Self::Image),
             Some("audio") => typed(text).map(Self::Audio),

@@ -275,6 +275,13 @@ fn a_blocks_tag_is_read_wherever_it_stands_and_only_once() {
     ] {
         assert!(matches!(block(twice), ContentBlock::Unknown(_)), "{twice}");
     }
+    // Nor does its name depend on where the block's first member stands.
+    for twice in [
+        r#"{"type":"foo","type":"text","text":"hi"}"#,
+        r#"{ "type":"foo","type":"text","text":"hi"}"#,
+    ] {
+        assert_eq!(block(twice).type_name(), "", "{twice}");
+    }
     // A prefix that only looks like a tag is read by the full parse.
     assert!(matches!(
         block(r#"{"type":"text"}"#),
