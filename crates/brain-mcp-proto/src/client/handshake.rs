@@ -28,19 +28,25 @@ struct Initialize<'a> {
     client_info: &'a RawValue,
 }
 
+/// `initialize`'s method and `InitializeParams` for an identity whose `clientInfo` and
+/// capabilities are `info` and `capabilities`, as written after the request's id.
+pub(crate) fn initialize_after_id(info: &RawValue, capabilities: &RawValue) -> Box<[u8]> {
+    let params = Initialize {
+        protocol_version: OFFERED.as_str(),
+        capabilities,
+        client_info: info,
+    };
+    // Raw JSON and a version string: writing them cannot fail.
+    jsonrpc::request_after_id(methods::INITIALIZE, &params).unwrap_or_default()
+}
+
 /// `initialize` with id `id`.
 ///
 /// Not idempotent: a resent `initialize` can open a second session the client never
 /// learns of, and so never closes.
 pub fn initialize(id: RequestId, identity: &Identity) -> Outgoing {
-    // The params of `InitializeParams`, from the identity's JSON written once: nothing of
-    // the identity is copied or written again per session.
-    let params = Initialize {
-        protocol_version: OFFERED.as_str(),
-        capabilities: identity.capabilities_json(),
-        client_info: identity.info_json(),
-    };
-    let body = jsonrpc::encode_request(&id, methods::INITIALIZE, &params).unwrap_or_default();
+    // Written once with the identity: only the id is new per session.
+    let body = jsonrpc::encode_request_after_id(&id, identity.initialize_after_id());
     let framing = Framing::before_session();
     let mut out = Outgoing::new(
         methods::INITIALIZE,

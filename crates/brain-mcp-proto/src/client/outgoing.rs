@@ -113,8 +113,17 @@ impl Outgoing {
 pub struct Identity {
     info: Implementation,
     capabilities: ClientCapabilities,
-    /// `info` and `capabilities` as JSON.
-    rendered: Arc<(Box<RawValue>, Box<RawValue>)>,
+    /// `info` and `capabilities` as JSON, and `initialize` after its id.
+    rendered: Arc<Rendered>,
+}
+
+/// An identity's JSON, written once.
+#[derive(Debug)]
+struct Rendered {
+    info: Box<RawValue>,
+    capabilities: Box<RawValue>,
+    /// What `initialize` carries after its id (see [`Identity::initialize_after_id`]).
+    initialize: Box<[u8]>,
 }
 
 impl Identity {
@@ -129,10 +138,14 @@ impl Identity {
         let render = |value: Result<Box<RawValue>, serde_json::Error>| {
             value.unwrap_or_else(|_| RawValue::NULL.to_owned())
         };
-        let rendered = Arc::new((
-            render(serde_json::value::to_raw_value(&info)),
-            render(serde_json::value::to_raw_value(&capabilities)),
-        ));
+        let info_json = render(serde_json::value::to_raw_value(&info));
+        let capabilities_json = render(serde_json::value::to_raw_value(&capabilities));
+        let initialize = super::handshake::initialize_after_id(&info_json, &capabilities_json);
+        let rendered = Arc::new(Rendered {
+            info: info_json,
+            capabilities: capabilities_json,
+            initialize,
+        });
         Self {
             info,
             capabilities,
@@ -158,12 +171,18 @@ impl Identity {
 
     /// `clientInfo` as JSON, written when the identity was made.
     pub(crate) fn info_json(&self) -> &RawValue {
-        &self.rendered.0
+        &self.rendered.info
     }
 
     /// The capabilities as JSON, written when the identity was made.
     pub(crate) fn capabilities_json(&self) -> &RawValue {
-        &self.rendered.1
+        &self.rendered.capabilities
+    }
+
+    /// `initialize`'s method and params, as written after its id, when the identity was
+    /// made: every handshake-era session sends the same ones.
+    pub(crate) fn initialize_after_id(&self) -> &[u8] {
+        &self.rendered.initialize
     }
 
     /// Whether the client declared it can answer requests for user input.

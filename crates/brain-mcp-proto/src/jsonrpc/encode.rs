@@ -86,12 +86,40 @@ pub fn encode_request<T: Serialize + ?Sized>(
     // Room for a typical request without regrowing (a tools/call with `_meta` is a few
     // hundred bytes).
     let mut out = Vec::with_capacity(512);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(REQUEST_HEAD);
     push_id(&mut out, id);
     out.extend_from_slice(b",\"method\":");
     push_str(&mut out, method);
     push_params(&mut out, params, "request")?;
     Ok(finish(out))
+}
+
+/// What every request starts with, up to its id.
+const REQUEST_HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+
+/// What [`encode_request`] writes after the id of a request of `method` with `params`:
+/// for a request sent again and again with new ids only (see [`encode_request_after_id`]).
+pub(crate) fn request_after_id<T: Serialize + ?Sized>(
+    method: &str,
+    params: &T,
+) -> Result<Box<[u8]>, EncodeError> {
+    let whole = encode_request(&RequestId::Number(0), method, params)?;
+    // `{"jsonrpc":"2.0","id":0` then the rest.
+    Ok(whole
+        .get(REQUEST_HEAD.len() + 1..)
+        .unwrap_or_default()
+        .into())
+}
+
+/// A request with id `id` and the method and params written once before by
+/// [`request_after_id`]: the same bytes [`encode_request`] writes, without writing them
+/// again.
+pub(crate) fn encode_request_after_id(id: &RequestId, rest: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(REQUEST_HEAD.len() + 24 + rest.len());
+    out.extend_from_slice(REQUEST_HEAD);
+    push_id(&mut out, id);
+    out.extend_from_slice(rest);
+    out
 }
 
 /// Encodes a notification; `None` (or params serialising to `null`) leaves

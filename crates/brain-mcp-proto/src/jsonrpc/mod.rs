@@ -20,6 +20,7 @@ pub use encode::{
     EncodeError, encode_bare_notification, encode_error, encode_notification, encode_request,
     encode_response,
 };
+pub(crate) use encode::{encode_request_after_id, request_after_id};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use error_code::ErrorCode;
 pub use id::RequestId;

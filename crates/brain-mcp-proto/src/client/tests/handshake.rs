@@ -54,6 +54,34 @@ fn initialize_carries_the_identity_as_the_typed_params_would() {
     let expected =
         crate::jsonrpc::encode_request(&RequestId::Number(7), "initialize", &typed).unwrap();
     assert_eq!(json(&out.body), json(&expected));
+    // Written once with the identity, it is byte for byte what writing it per session
+    // gave, for any id.
+    for id in [
+        RequestId::Number(0),
+        RequestId::Number(-12),
+        RequestId::Number(i64::MAX),
+        RequestId::String("a\"b\u{2028}".into()),
+    ] {
+        let out = handshake::initialize(id.clone(), &identity);
+        #[derive(serde::Serialize)]
+        struct Params<'a> {
+            #[serde(rename = "protocolVersion")]
+            version: &'a str,
+            capabilities: &'a serde_json::value::RawValue,
+            #[serde(rename = "clientInfo")]
+            info: &'a serde_json::value::RawValue,
+        }
+        let params = Params {
+            version: handshake::OFFERED.as_str(),
+            capabilities: identity.capabilities_json(),
+            info: identity.info_json(),
+        };
+        let whole = crate::jsonrpc::encode_request(&id, "initialize", &params).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.body),
+            String::from_utf8_lossy(&whole)
+        );
+    }
 }
 
 #[test]
