@@ -39,11 +39,7 @@ fn push_str(out: &mut Vec<u8>, s: &str) {
 
 fn push_id(out: &mut Vec<u8>, id: &RequestId) {
     match id {
-        RequestId::Number(n) => {
-            use std::io::Write as _;
-            // Writing into a Vec cannot fail.
-            let _ = write!(out, "{n}");
-        }
+        RequestId::Number(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         RequestId::String(s) => push_str(out, s),
     }
 }
