@@ -81,23 +81,17 @@ pub(crate) fn apply(
 /// The names the core sends with nearly every message, parsed once (parsing checks each
 /// byte and looks for a standard header of that name: about 140 instructions a header).
 fn known(name: &str) -> Option<HeaderName> {
-    static NAMES: LazyLock<[HeaderName; 4]> = LazyLock::new(|| {
+    static NAMES: LazyLock<[(&str, HeaderName); 4]> = LazyLock::new(|| {
         [
             "mcp-session-id",
             "mcp-protocol-version",
             "mcp-method",
             "mcp-name",
         ]
-        .map(HeaderName::from_static)
+        .map(|name| (name, HeaderName::from_static(name)))
     });
-    let i = match name {
-        "mcp-session-id" => 0,
-        "mcp-protocol-version" => 1,
-        "mcp-method" => 2,
-        "mcp-name" => 3,
-        _ => return None,
-    };
-    NAMES.get(i).cloned()
+    let (_, known) = NAMES.iter().find(|(known, _)| *known == name)?;
+    Some(known.clone())
 }
 
 /// Whether [`HeaderName::from_static`] takes `name` (lower-case letters, digits and `-`,

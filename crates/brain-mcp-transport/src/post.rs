@@ -198,7 +198,7 @@ impl HttpClient {
         };
         Ok(PostReply::Stream(ReplyStream::new(
             at,
-            (resp.into_body(), Some(busy)),
+            (resp.into_body(), busy),
             content_type,
             session_id,
             id,

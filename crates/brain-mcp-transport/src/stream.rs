@@ -102,7 +102,7 @@ impl ReplyStream {
     #[allow(clippy::too_many_arguments)] // one constructor, called once, from `post`
     pub(crate) fn new(
         at: Place,
-        (body, busy): (Incoming, Option<Busy>),
+        (body, busy): (Incoming, Busy),
         content_type: ContentType,
         session_id: Option<String>,
         id: RequestId,
@@ -118,7 +118,7 @@ impl ReplyStream {
         let inner = Box::new(State {
             at,
             body: Some(body),
-            busy,
+            busy: Some(busy),
             content_type,
             session_id,
             id,

@@ -47,9 +47,9 @@ pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
         out.method
     };
     let session = || {
-        let header = out.headers.iter();
-        let mut header = header.filter(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID));
-        header.next().map(|h| short(&target.secrets, &h.value))
+        let mut headers = out.headers.iter();
+        let header = headers.find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID));
+        header.map(|h| short(&target.secrets, &h.value))
     };
     tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = session())
 }

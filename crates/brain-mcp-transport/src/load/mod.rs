@@ -56,7 +56,7 @@ struct Origin {
     queue: [VecDeque<Arc<Ticket>>; 2],
     /// Tickets taken so far: the next one's place.
     tickets: u64,
-    /// The `Host` header of its HTTP/1.1 requests, written once (see [`Origin::host`]).
+    /// The `Host` header of its plain-http requests, written once (see [`Origin::host`]).
     host: Option<HeaderValue>,
     /// The task that ends waits of [`CONNECT_WAIT`] (see `watchdog`), while one runs.
     watchdog: Option<watchdog::Watch>,
@@ -472,12 +472,9 @@ impl Busy {
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        let background = usize::from(self.background);
-        let pending = usize::from(!self.headed);
+        let (kind, pending) = (usize::from(self.background), usize::from(!self.headed));
         self.loads.update((self.https, &self.authority), |o| {
-            o.busy = o.busy.saturating_sub(1);
-            o.background = o.background.saturating_sub(background);
-            o.pending = o.pending.saturating_sub(pending);
+            o.give_back(kind, pending)
         });
     }
 }

@@ -84,6 +84,14 @@ impl Origin {
         self.pending += 1;
     }
 
+    /// Gives back what [`Self::take`] counted for a request of `kind`, its response head
+    /// still `pending` (1) or come (0).
+    pub(super) fn give_back(&mut self, kind: usize, pending: usize) {
+        self.busy = self.busy.saturating_sub(1);
+        self.background = self.background.saturating_sub(kind);
+        self.pending = self.pending.saturating_sub(pending);
+    }
+
     /// Gives turns to the oldest waiting requests that may go now, calls and background
     /// requests alike in order of arrival; a request that may not go yet (a background
     /// one's turn is stricter than a call's) does not hold up a younger one that may.
@@ -120,8 +128,10 @@ impl Loads {
     /// connection another request just freed lets the runtime run once more before it
     /// goes: the connection goes back to hyper's pool from a task of hyper's own, and a
     /// request that looks there first makes hyper start a connect for nothing. One that
-    /// waited [`CONNECT_WAIT`] (on `timer`: a call behind DELETEs a server never
-    /// answers, say) goes anyway, [`Turn::overdue`].
+    /// waited [`CONNECT_WAIT`] (a call behind DELETEs a server never answers, say) goes
+    /// anyway, [`Turn::overdue`]: its origin's watchdog says so (see `watchdog`), or,
+    /// for a request queued from another runtime than the watchdog's, its own deadline
+    /// on `timer`.
     pub(crate) async fn turn(
         self: &Arc<Self>,
         uri: &Uri,
@@ -234,9 +244,7 @@ impl Drop for Queued<'_> {
         let (kind, ticket) = (self.kind, &self.ticket);
         self.loads.update(self.origin, |o| {
             if ticket.given.load(Ordering::Acquire) {
-                o.busy = o.busy.saturating_sub(1);
-                o.background = o.background.saturating_sub(kind);
-                o.pending = o.pending.saturating_sub(1);
+                o.give_back(kind, 1);
             } else {
                 o.queue[kind].retain(|t| !Arc::ptr_eq(t, ticket));
             }
