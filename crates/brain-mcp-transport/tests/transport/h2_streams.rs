@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 
 use crate::server::{Reply, TestBody, TestServer, handler, json};
-use crate::tls::{acceptor, pki};
+use crate::tls::{acceptor, https, pki, trusting};
 use crate::{notification, post, response, stream};
 
 type Held = Arc<Mutex<Vec<tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>>>>;
@@ -53,25 +53,19 @@ async fn server(p: &crate::tls::Pki, held: Held) -> TestServer {
     .await
 }
 
-fn url(s: &TestServer) -> http::Uri {
-    format!("https://localhost:{}/mcp", s.addr.port())
-        .parse()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_the_pool_let_go_while_in_use_is_replaced() {
     let p = pki();
     let held = Held::default();
     let s = server(&p, held.clone()).await;
     let c = client_idle(&p, Duration::from_secs(1));
-    let mut long = stream(c.post(post(url(&s), 1)).await.unwrap());
+    let mut long = stream(c.post(post(https(&s), 1)).await.unwrap());
     let first = long.next().await.unwrap().unwrap();
     assert!(!first.is_final_response);
     tokio::time::sleep(Duration::from_millis(2500)).await;
     // hyper's pool dropped the connection from its idle list after 1 s, though the
     // stream still uses it: the next request connects anew rather than failing.
-    let r = c.post(post(url(&s), 1001)).await;
+    let r = c.post(post(https(&s), 1001)).await;
     assert!(r.is_ok(), "{r:?}");
     drop(long);
 }
@@ -83,11 +77,11 @@ async fn a_hundred_open_streams_do_not_hold_the_next_request_back() {
     let s = server(&p, held.clone()).await;
     let c = client_idle(&p, Duration::from_secs(60));
     // One first so ALPN is known.
-    let mut streams = vec![stream(c.post(post(url(&s), 1)).await.unwrap())];
+    let mut streams = vec![stream(c.post(post(https(&s), 1)).await.unwrap())];
     let mut tasks = Vec::new();
     for id in 2..=100 {
         let c = c.clone();
-        let u = url(&s);
+        let u = https(&s);
         tasks.push(tokio::spawn(async move {
             stream(c.post(post(u, id)).await.unwrap())
         }));
@@ -99,7 +93,7 @@ async fn a_hundred_open_streams_do_not_hold_the_next_request_back() {
     // may wait for, so the next ones go at once (before, each waited the 1 s bound).
     for n in 0..3 {
         let t = Instant::now();
-        let mut r = stream(c.post(post(url(&s), 1000 + n)).await.unwrap());
+        let mut r = stream(c.post(post(https(&s), 1000 + n)).await.unwrap());
         let _ = r.next().await;
         assert!(
             t.elapsed() < Duration::from_millis(500),
@@ -112,20 +106,16 @@ async fn a_hundred_open_streams_do_not_hold_the_next_request_back() {
 }
 
 fn client_idle(p: &crate::tls::Pki, idle: Duration) -> brain_mcp_transport::HttpClient {
-    brain_mcp_transport::HttpClient::new({
-        let mut c = crate::config();
-        c.extra_roots = vec![p.ca_der.clone()];
-        c.pool_idle_timeout = idle;
-        c
-    })
-    .unwrap()
+    let mut c = trusting(p);
+    c.pool_idle_timeout = idle;
+    brain_mcp_transport::HttpClient::new(c).unwrap()
 }
 
 /// `n` slow calls at once; waits for every answer.
 async fn slow_burst(c: &brain_mcp_transport::HttpClient, s: &TestServer, n: i64) {
     let mut tasks = Vec::new();
     for id in 3000..3000 + n {
-        let (c, u) = (c.clone(), url(s));
+        let (c, u) = (c.clone(), https(s));
         tasks.push(tokio::spawn(async move {
             let mut r = stream(c.post(post(u, id)).await.unwrap());
             r.next().await.unwrap().unwrap();
@@ -152,7 +142,7 @@ async fn the_connection_the_pool_let_go_is_replaced_once_for_a_burst() {
     let p = pki();
     let s = server(&p, Held::default()).await;
     let c = client_idle(&p, Duration::from_secs(1));
-    let mut long = stream(c.post(post(url(&s), 1)).await.unwrap());
+    let mut long = stream(c.post(post(https(&s), 1)).await.unwrap());
     assert!(!long.next().await.unwrap().unwrap().is_final_response);
     tokio::time::sleep(Duration::from_millis(2500)).await;
     slow_burst(&c, &s, 16).await;

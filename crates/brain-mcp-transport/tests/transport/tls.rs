@@ -66,7 +66,15 @@ async fn tls_server(pki: &Pki) -> TestServer {
     .await
 }
 
-fn https(server: &TestServer) -> http::Uri {
+/// A client configuration that trusts `pki`'s authority (and no platform root).
+pub fn trusting(pki: &Pki) -> brain_mcp_transport::ClientConfig {
+    let mut c = crate::config();
+    c.extra_roots = vec![pki.ca_der.clone()];
+    c
+}
+
+/// The test server's MCP endpoint over https, by the name its certificate carries.
+pub fn https(server: &TestServer) -> http::Uri {
     format!("https://localhost:{}/mcp", server.addr.port())
         .parse()
         .unwrap()
@@ -76,12 +84,7 @@ fn https(server: &TestServer) -> http::Uri {
 async fn https_with_a_trusted_test_ca_speaks_h2() {
     let pki = pki();
     let server = tls_server(&pki).await;
-    let c = HttpClient::new({
-        let mut c = crate::config();
-        c.extra_roots = vec![pki.ca_der.clone()];
-        c
-    })
-    .unwrap();
+    let c = HttpClient::new(trusting(&pki)).unwrap();
     for _ in 0..3 {
         let items = exchange(&c, post(https(&server), 1)).await;
         assert!(items[0].is_final_response);
@@ -103,11 +106,6 @@ fn hosts(server: &TestServer) -> Vec<Vec<String>> {
 #[tokio::test]
 async fn each_http1_request_names_its_host_once_and_h2_ones_use_the_authority() {
     let pki = pki();
-    let trusting = || {
-        let mut c = crate::config();
-        c.extra_roots = vec![pki.ca_der.clone()];
-        HttpClient::new(c).unwrap()
-    };
     let reply = || handler(|_| async { json(StatusCode::OK, response(1)) });
     // Plain HTTP, and HTTPS that offers only HTTP/1.1: the first request (protocol not
     // known yet) and the later ones (the origin's `Host` written once) alike.
@@ -120,7 +118,7 @@ async fn each_http1_request_names_its_host_once_and_h2_ones_use_the_authority() 
         ))),
     )
     .await;
-    let c = trusting();
+    let c = HttpClient::new(trusting(&pki)).unwrap();
     for _ in 0..3 {
         exchange(&c, post(plain.url("/mcp"), 1)).await;
         exchange(&c, post(https(&h1), 1)).await;
@@ -145,12 +143,7 @@ async fn a_certificate_from_an_unknown_ca_fails_as_tls_and_is_not_sent() {
     let trusted = pki();
     let served = pki();
     let server = tls_server(&served).await;
-    let c = HttpClient::new({
-        let mut c = crate::config();
-        c.extra_roots = vec![trusted.ca_der.clone()];
-        c
-    })
-    .unwrap();
+    let c = HttpClient::new(trusting(&trusted)).unwrap();
     let err = c.post(post(https(&server), 1)).await.unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::Tls, "{err}");
     assert_eq!(err.delivery(), Delivery::NotSent);
@@ -243,11 +236,7 @@ async fn a_request_on_a_new_h2_connection_carries_no_host_header() {
             });
         }
     });
-    let c = {
-        let mut cfg = crate::config();
-        cfg.extra_roots = vec![pki.ca_der.clone()];
-        HttpClient::new(cfg).unwrap()
-    };
+    let c = HttpClient::new(trusting(&pki)).unwrap();
     let url: http::Uri = format!("https://localhost:{port}/mcp").parse().unwrap();
     exchange(&c, post(url.clone(), 1)).await; // conn 1, HTTP/1.1
     // Keep conn 1 busy (its second request is slow), then send another.
