@@ -2,6 +2,7 @@
 //! authentication): how a client proves who it is, the form it posts, and what a token
 //! endpoint's answer means. The bodies are built here; the driver only posts them.
 
+use crate::text::Secret;
 use base64::Engine as _;
 
 use super::AuthError;
@@ -112,6 +113,8 @@ pub fn client_form(
 ) -> Option<String> {
     match auth {
         ClientAuth::Basic => {
+            // Every form a peer could echo is known before the header exists.
+            crate::text::learn_basic(client_id, secret);
             // RFC 6749 §2.3.1: both parts form-encoded before they are joined.
             let pair = format!("{}:{}", encode(client_id), encode(secret));
             let b64 = base64::engine::general_purpose::STANDARD.encode(pair);
@@ -197,20 +200,25 @@ pub fn error_code(error: &str) -> Option<&str> {
     .then_some(error)
 }
 
-/// A token endpoint's successful answer. Its `Debug` never shows the tokens.
+/// A token endpoint's successful answer. Its tokens are [`Secret`]s from the moment they
+/// are read, so every form of them is known to the redaction step before either is
+/// sent; its `Debug` never shows them.
 #[derive(Clone, PartialEq, Eq, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Token {
     /// The access token.
-    pub access_token: String,
+    pub access_token: Secret,
     /// `Bearer` (compared without case).
     pub token_type: String,
-    /// Lifetime in seconds, when given.
-    #[serde(default)]
+    /// Lifetime in whole seconds, when the server gave a usable one: a number or a
+    /// numeric string of at least one second. Zero, a negative number, a value past
+    /// `u64` or text that is no number count as no lifetime stated (see
+    /// [`lifetime`]).
+    #[serde(default, deserialize_with = "lifetime")]
     pub expires_in: Option<u64>,
     /// A refresh token, when given.
     #[serde(default)]
-    pub refresh_token: Option<String>,
+    pub refresh_token: Option<Secret>,
     /// The scopes granted, when the server says.
     #[serde(default)]
     pub scope: Option<String>,
@@ -247,13 +255,59 @@ pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
         what: "token response",
         why: "it is not a token response",
     })?;
-    if !token.token_type.eq_ignore_ascii_case("bearer") || token.access_token.is_empty() {
+    if !token.token_type.eq_ignore_ascii_case("bearer") || token.access_token.expose().is_empty() {
         return Err(AuthError::Document {
             what: "token response",
             why: "it does not hold a bearer token",
         });
     }
+    if !sendable(token.access_token.expose()) {
+        return Err(AuthError::Document {
+            what: "token response",
+            why: "its access token holds characters an Authorization header cannot carry",
+        });
+    }
     Ok(token)
+}
+
+/// Whether `token` can go in an `Authorization` header as it is: visible ASCII only (no
+/// control character, DEL, space or byte past ASCII).
+fn sendable(token: &str) -> bool {
+    token.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Reads `expires_in` as the host uses it: whole seconds when the value is a number or a
+/// numeric string of at least one second (a fraction is dropped); `None`, meaning no
+/// lifetime stated, for zero, a negative number, a number past `u64`, or anything else.
+/// A token without a lifetime is used until a server refuses it, then renewed.
+pub fn lifetime<'de, D>(deserializer: D) -> Result<Option<u64>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = <Option<serde_json::Value> as serde::Deserialize>::deserialize(deserializer)?;
+    let seconds = match &value {
+        Some(serde_json::Value::Number(n)) => n.as_u64().or_else(|| whole(n.as_f64())),
+        Some(serde_json::Value::String(s)) => {
+            let s = s.trim();
+            s.parse::<u64>()
+                .ok()
+                .or_else(|| whole(s.parse::<f64>().ok()))
+        }
+        _ => None,
+    };
+    Ok(seconds.filter(|&s| s > 0))
+}
+
+/// A finite, non-negative number of seconds below `u64::MAX`, its fraction dropped.
+fn whole(seconds: Option<f64>) -> Option<u64> {
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked to be finite, non-negative and below u64::MAX first"
+    )]
+    seconds
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 18_446_744_073_709_551_615.0)
+        .map(|s| s as u64)
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ fn token_answers() {
         br#"{"access_token":"at-1","token_type":"bearer","expires_in":60,"refresh_token":"rt-1"}"#,
     )
     .unwrap();
-    assert_eq!(ok.access_token, "at-1");
+    assert_eq!(ok.access_token.expose(), "at-1");
     assert_eq!(ok.expires_in, Some(60));
     let shown = format!("{ok:?}");
     assert!(
@@ -118,4 +118,62 @@ fn token_answers() {
             error: None
         }
     );
+}
+
+#[test]
+fn tokens_are_known_secrets_as_soon_as_they_are_read() {
+    let body = br#"{"access_token":"at-TOKENTEST-read-1","token_type":"Bearer","refresh_token":"rt-TOKENTEST-read-1"}"#;
+    let _token = read_token(200, body).unwrap();
+    let shown = crate::text::Secrets::none()
+        .redact("a at-TOKENTEST-read-1 b rt-TOKENTEST-read-1")
+        .into_owned();
+    assert_eq!(shown, "a [redacted] b [redacted]");
+}
+
+#[test]
+fn a_token_a_header_cannot_carry_is_refused_as_a_document() {
+    for bad in [
+        r#""a\r\nX-Evil: 1""#,
+        r#""tok\u0000en""#,
+        r#""tok\u007fen""#,
+        r#""tok en""#,
+        r#""tok\u00e9n""#,
+    ] {
+        let body = format!(r#"{{"access_token":{bad},"token_type":"Bearer"}}"#);
+        let error = read_token(200, body.as_bytes()).unwrap_err();
+        assert!(
+            matches!(error, AuthError::Document { .. }),
+            "{bad}: {error:?}"
+        );
+        assert!(error.to_string().contains("header"), "{error}");
+    }
+}
+
+#[test]
+fn every_odd_lifetime_is_read_as_the_docs_say() {
+    let cases: &[(&str, Option<u64>)] = &[
+        ("60", Some(60)),
+        ("\"60\"", Some(60)),
+        ("\" 90 \"", Some(90)),
+        ("59.9", Some(59)),
+        ("\"59.9\"", Some(59)),
+        ("0", None),
+        ("0.5", None),
+        ("-5", None),
+        ("-0.5", None),
+        ("18446744073709551615", Some(u64::MAX)),
+        ("18446744073709551616", None),
+        ("1e400", None),
+        ("\"soon\"", None),
+        ("null", None),
+        ("true", None),
+        ("[60]", None),
+        ("{}", None),
+    ];
+    for (raw, want) in cases {
+        let body = format!(r#"{{"access_token":"t","token_type":"Bearer","expires_in":{raw}}}"#);
+        let token = read_token(200, body.as_bytes())
+            .unwrap_or_else(|e| panic!("{raw}: the token stays usable, got {e:?}"));
+        assert_eq!(token.expires_in, *want, "{raw}");
+    }
 }

@@ -10,12 +10,15 @@
 //! - [`redact`]: every occurrence of a secret (also percent-encoded or JSON-escaped,
 //!   wholly or in part) replaced; [`redact_value`] and [`redact_json`] do it on decoded
 //!   JSON strings.
-//! - [`Secrets`]: every secret of a call in one value; [`Secrets::shown`] is the one step
+//! - [`Secret`]: a secret value, registered with the process's redaction step from the
+//!   moment it exists ([`learn`] and [`learn_basic`] register values held in other types).
+//! - [`Secrets`]: every secret of a call in one value, plus every secret the process knows; [`Secrets::shown`] is the one step
 //!   a peer's text takes before it is shown anywhere (redacted, terminal-safe, bounded).
 //! - [`repair_lone_surrogates`]: `\uD83D`-style escapes without their other half turned
 //!   into U+FFFD, so a result cut inside an emoji still decodes.
 
 mod cut;
+mod known;
 mod redact;
 mod secrets;
 mod surrogate;
@@ -27,6 +30,7 @@ pub use cut::{CUT_MARK, cut, prefix};
 /// goes into a message of ours; longer ones are [`cut`]. Whole messages have their own,
 /// larger bound where they are made.
 pub const FRAGMENT_LIMIT: usize = 1024;
+pub use known::{MAX_FORMS, MIN_FORM, Secret, known_forms, learn, learn_basic};
 pub use redact::{REDACTED, redact, redact_json, redact_value};
 pub use secrets::Secrets;
 pub use surrogate::repair_lone_surrogates;

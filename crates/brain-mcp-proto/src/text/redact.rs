@@ -21,17 +21,42 @@ pub fn redact<'a>(text: &'a str, secret: &str) -> Cow<'a, str> {
     if secret.is_empty() {
         return Cow::Borrowed(text);
     }
-    match replace(text, secret.as_bytes()) {
-        Cow::Borrowed(text) => replace_encoded(text, secret.as_bytes()),
-        Cow::Owned(text) => Cow::Owned(replace_encoded(&text, secret.as_bytes()).into_owned()),
+    let needle = secret.as_bytes();
+    hide(text, &|hay: &[u8]| {
+        find_all(hay, needle)
+            .into_iter()
+            .map(|start| (start, start + needle.len()))
+            .collect()
+    })
+}
+
+/// Where the things to hide are in some bytes: non-overlapping `(start, end)` spans, in
+/// order, ASCII case ignored.
+pub(super) type Spans<'f> = &'f dyn Fn(&[u8]) -> Vec<(usize, usize)>;
+
+/// `text` with every span `find` names replaced by [`REDACTED`], as written and once
+/// `%XX` and JSON escapes are decoded (see [`redact`]).
+pub(super) fn hide<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
+    match replace(text, find) {
+        Cow::Borrowed(text) => replace_encoded(text, find),
+        Cow::Owned(text) => Cow::Owned(replace_encoded(&text, find).into_owned()),
     }
 }
 
 /// Removes `secret` from every string and object key of `value`, in place (see
 /// [`redact`]). Returns whether anything changed.
 pub fn redact_value(value: &mut Value, secret: &str) -> bool {
+    rewrite_strings(value, &|text| redact(text, secret))
+}
+
+/// Rewrites every string and object key of `value` with `clean`, in place; whether
+/// anything changed. Every item is visited: no short cut once one changed.
+pub(super) fn rewrite_strings(
+    value: &mut Value,
+    clean: &dyn for<'t> Fn(&'t str) -> Cow<'t, str>,
+) -> bool {
     match value {
-        Value::String(text) => match redact(text, secret) {
+        Value::String(text) => match clean(text) {
             Cow::Owned(clean) => {
                 *text = clean;
                 true
@@ -39,27 +64,23 @@ pub fn redact_value(value: &mut Value, secret: &str) -> bool {
             Cow::Borrowed(_) => false,
         },
         Value::Array(items) => {
-            // Every item is visited: no short cut once one changed.
             let mut changed = false;
             for item in items {
-                changed |= redact_value(item, secret);
+                changed |= rewrite_strings(item, clean);
             }
             changed
         }
         Value::Object(map) => {
             let mut changed = false;
-            if map
-                .keys()
-                .any(|k| matches!(redact(k, secret), Cow::Owned(_)))
-            {
+            if map.keys().any(|k| matches!(clean(k), Cow::Owned(_))) {
                 let entries = std::mem::take(map);
                 for (key, item) in entries {
-                    map.insert(redact(&key, secret).into_owned(), item);
+                    map.insert(clean(&key).into_owned(), item);
                 }
                 changed = true;
             }
             for item in map.values_mut() {
-                changed |= redact_value(item, secret);
+                changed |= rewrite_strings(item, clean);
             }
             changed
         }
@@ -90,21 +111,21 @@ pub fn redact_json(raw: &RawValue, secret: &str) -> Option<Box<RawValue>> {
 /// surrogate pairs, as a JSON producer may write any character). The text is matched in its
 /// decoded form, and each match replaces its original span. Decoding goes left to right
 /// once, so it is linear; the plain pass before it catches what decoding would change.
-fn replace_encoded<'a>(text: &'a str, needle: &[u8]) -> Cow<'a, str> {
+fn replace_encoded<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
     if !text.contains(['%', '\\']) {
         return Cow::Borrowed(text);
     }
     let bytes = text.as_bytes();
     let (decoded, starts) = decode_escapes(bytes);
-    let matches = find_all(&decoded, needle);
+    let matches = find(&decoded);
     if matches.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    for m in matches {
+    for (m, m_end) in matches {
         let start = starts[m];
-        let end = starts.get(m + needle.len()).copied().unwrap_or(bytes.len());
+        let end = starts.get(m_end).copied().unwrap_or(bytes.len());
         if start < from || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
             continue;
         }
@@ -207,19 +228,18 @@ fn hex_at(bytes: &[u8], at: usize, digits: usize) -> Option<u32> {
     })
 }
 
-/// Replaces non-overlapping, leftmost occurrences of `needle` (ASCII case ignored).
-fn replace<'a>(text: &'a str, needle: &[u8]) -> Cow<'a, str> {
-    let matches = find_all(text.as_bytes(), needle);
+/// Replaces the spans `find` names in `text` as written.
+fn replace<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
+    let matches = find(text.as_bytes());
     if matches.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    for start in matches {
+    for (start, end) in matches {
         // A match of whole UTF-8 sequences starts and ends on character boundaries
         // (continuation bytes never equal an ASCII or leading byte); check anyway.
-        let end = start + needle.len();
-        if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+        if start < from || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
             continue;
         }
         out.push_str(&text[from..start]);

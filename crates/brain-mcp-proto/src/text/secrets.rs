@@ -8,7 +8,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{cut, redact, redact_value, terminal_safe};
+use super::redact::rewrite_strings;
+use super::{cut, known, redact, terminal_safe};
 
 /// The secrets that must never be shown: a bearer token, a proxy's password (alone, as
 /// `user:password`, and in its `Basic` form), an OAuth client secret, an access or refresh
@@ -16,8 +17,12 @@ use super::{cut, redact, redact_value, terminal_safe};
 /// [`Secrets::shown`] (or [`Secrets::redact`] where text is not printed) before it reaches
 /// an event, an error, a log line or a terminal.
 ///
+/// Besides the secrets it was given, every redaction also removes every secret the
+/// process knows (see [`Secret`](super::Secret)): a value made a secret anywhere is never
+/// shown through any `Secrets`, even one made before it existed.
+///
 /// Cheap to clone (shared). Longer secrets are removed first, so one that contains another
-/// goes whole. `Debug` shows how many there are, never what they are.
+/// goes whole. `Debug` shows how many were given, never what they are.
 #[derive(Clone, Default)]
 pub struct Secrets {
     list: Option<Arc<[Box<str>]>>,
@@ -79,12 +84,12 @@ impl Secrets {
         }
     }
 
-    /// Whether there is nothing to remove.
+    /// Whether there is nothing to remove: none given, and none known to the process.
     pub fn is_empty(&self) -> bool {
-        self.list.as_ref().is_none_or(|l| l.is_empty())
+        self.list.as_ref().is_none_or(|l| l.is_empty()) && known::is_empty()
     }
 
-    /// How many secrets there are.
+    /// How many secrets were given.
     pub fn len(&self) -> usize {
         self.list.as_ref().map_or(0, |l| l.len())
     }
@@ -102,16 +107,18 @@ impl Secrets {
                 out = Cow::Owned(clean);
             }
         }
-        out
+        match out {
+            Cow::Borrowed(text) => known::redact(text),
+            Cow::Owned(text) => Cow::Owned(known::redact(&text).into_owned()),
+        }
     }
 
     /// Removes every secret from the strings and keys of `value`; whether anything changed.
     pub fn redact_value(&self, value: &mut Value) -> bool {
-        let mut changed = false;
-        for secret in self.iter() {
-            changed |= redact_value(value, secret);
+        if self.is_empty() {
+            return false;
         }
-        changed
+        rewrite_strings(value, &|text| self.redact(text))
     }
 
     /// Raw JSON with every secret removed from its decoded strings and keys (the same
@@ -185,7 +192,8 @@ mod tests {
             "a [redacted] b [redacted] c"
         );
         assert_eq!(format!("{secrets:?}"), "Secrets(2)");
-        assert!(Secrets::none().is_empty());
+        // Empty unless the process knows a secret (other tests may have made one).
+        assert_eq!(Secrets::none().len(), 0);
         assert!(matches!(secrets.redact("clear"), Cow::Borrowed(_)));
     }
 
