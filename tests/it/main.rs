@@ -57,3 +57,4 @@ mod stdio_peers;
 mod stdio_python;
 mod stdio_support;
 mod stdio_tree;
+mod trust_secrets;

@@ -95,10 +95,12 @@ impl Target {
         self
     }
 
-    /// The token to send now: the static one, or the OAuth token held.
-    pub(crate) fn bearer_now(&self) -> Option<BearerToken> {
+    /// The token for a message that closes or follows up work (cancel, `DELETE`,
+    /// `notifications/initialized`): the static one, or the OAuth token held while it
+    /// has not expired, even inside its renewal margin.
+    pub(crate) fn bearer_for_cleanup(&self) -> Option<BearerToken> {
         match &self.auth {
-            Some(auth) => auth.bearer(),
+            Some(auth) => auth.bearer_for_cleanup(),
             None => self.bearer.clone(),
         }
     }

@@ -1,5 +1,6 @@
 //! MCP request headers, the bearer token, and session id validation.
 
+use brain_mcp_proto::text::Secret;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
@@ -17,20 +18,26 @@ pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
 /// `Last-Event-ID`.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
-/// A bearer token. `Debug` shows `***`; the value is only read when the
-/// `Authorization` header is built, and that header is marked sensitive.
+/// A bearer token: a [`Secret`], so it is known to the redaction step from the moment it
+/// is made. `Debug` shows `***`; the value is only read when the `Authorization` header
+/// is built, and that header is marked sensitive.
 #[derive(Clone, PartialEq, Eq)]
-pub struct BearerToken(String);
+pub struct BearerToken(Secret);
 
 impl BearerToken {
-    /// Wraps a token (without the `Bearer ` prefix).
+    /// Wraps a token (without the `Bearer ` prefix), registering it as a secret.
     pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
+        Self(Secret::new(token))
+    }
+
+    /// The token a secret already holds.
+    pub fn from_secret(token: Secret) -> Self {
+        Self(token)
     }
 
     /// The token itself; take care not to log it.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose()
     }
 }
 

@@ -64,6 +64,7 @@ pub(crate) async fn approve(
         "authorization: the authorization server's metadata has no authorization_endpoint",
     )?;
     let verifier = random_token(32)?;
+    brain_mcp_proto::text::learn(&verifier);
     let state = random_token(16)?;
     let challenge = pkce_challenge(&verifier);
     let request = AuthorizationRequest::new(
@@ -94,5 +95,6 @@ pub(crate) async fn approve(
             .authorization_response_iss_parameter_supported,
     )
     .map_err(fail)?;
+    brain_mcp_proto::text::learn(&code);
     Ok((code, verifier))
 }

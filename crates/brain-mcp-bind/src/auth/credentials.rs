@@ -23,14 +23,23 @@ use super::given::{ClientProof, OAuthClient};
 const MAX_KEY_BYTES: usize = 16 * 1024;
 
 /// Who the client is at a token endpoint, and what proves it (nothing, for a public
-/// client).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// client). Its `Debug` shows the client id and method, never the proof.
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Credentials {
     pub(crate) client_id: String,
     pub(crate) proof: Option<ClientProof>,
     /// The method registered for the client, when registration said; else the server's
     /// metadata decides.
     pub(crate) method: Option<ClientAuth>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("client_id", &self.client_id)
+            .field("method", &self.method)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The secret or key read for one token request.
@@ -105,7 +114,7 @@ impl Credentials {
             client_form(form, ClientAuth::None, &self.client_id, "");
             return Ok((None, Secrets::none()));
         };
-        match Self::read(proof)? {
+        match self.read(proof)? {
             Proof::Secret(secret) => {
                 let auth = match self.method {
                     Some(method @ (ClientAuth::Basic | ClientAuth::Post)) => method,
@@ -128,7 +137,24 @@ impl Credentials {
         }
     }
 
-    fn read(proof: &ClientProof) -> Result<Proof, String> {
+    /// The proof, read afresh (a rotated secret takes effect now), every form of it known
+    /// to the redaction step before it is used.
+    fn read(&self, proof: &ClientProof) -> Result<Proof, String> {
+        match proof {
+            ClientProof::Secret(s) => {
+                super::given::learn_proof(Some(&self.client_id), s.expose(), false)
+            }
+            ClientProof::PrivateKeyPem(pem) => super::given::learn_proof(None, pem.expose(), true),
+            _ => {}
+        }
+        let proof = Self::read_raw(proof)?;
+        if let Proof::Secret(secret) = &proof {
+            super::given::learn_proof(Some(&self.client_id), secret.expose(), false);
+        }
+        Ok(proof)
+    }
+
+    fn read_raw(proof: &ClientProof) -> Result<Proof, String> {
         match proof {
             ClientProof::Secret(secret) => Ok(Proof::Secret(secret.clone())),
             ClientProof::PrivateKeyPem(pem) => Signer::from_pem(pem.expose().as_bytes())
@@ -145,6 +171,7 @@ impl Credentials {
                         "environment variable {var} holds more than {MAX_KEY_BYTES} bytes"
                     ));
                 }
+                super::given::learn_proof(None, &pem, true);
                 Signer::from_pem(pem.as_bytes())
                     .map(|s| Proof::Key(Box::new(s)))
                     .map_err(|why| format!("environment variable {var} {why}"))
@@ -204,7 +231,10 @@ impl Signer {
                 out
             }
         };
-        Ok(jwt::assertion(&input, &signature))
+        let assertion = jwt::assertion(&input, &signature);
+        // Known before it is sent: a token endpoint or server that echoes it shows nothing.
+        brain_mcp_proto::text::learn(&assertion);
+        Ok(assertion)
     }
 }
 
@@ -259,6 +289,73 @@ mod tests {
             serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
         assert_eq!(claims["aud"], "https://auth.example.com");
         assert_eq!(claims["iss"], "brain-host");
+    }
+
+    #[test]
+    fn a_signed_assertion_and_its_key_are_known_before_they_leave() {
+        let pem = ec_pem();
+        let who = Credentials {
+            client_id: "brain-host-assert".into(),
+            proof: Some(ClientProof::PrivateKeyPem(Secret::new(pem.clone()))),
+            method: None,
+        };
+        let server: ServerMetadata = serde_json::from_str(
+            r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t",
+                "token_endpoint_auth_methods_supported":["private_key_jwt"]}"#,
+        )
+        .unwrap();
+        let mut form = Form::default();
+        let (_, secrets) = who.apply(&mut form, &server, "https://as.example").unwrap();
+        let sent = form.body().to_owned();
+        let assertion = sent
+            .split('&')
+            .find_map(|p| p.strip_prefix("client_assertion="))
+            .expect("an assertion was sent");
+        // Shown through any `Secrets`, even one that never heard of it: nothing of it.
+        let echoed = format!("bad assertion {assertion} and key {pem}");
+        let shown = brain_mcp_proto::text::Secrets::none().shown(&echoed, 100_000);
+        assert!(!shown.contains(&assertion[..20]), "{shown}");
+        let body = pem.lines().nth(1).unwrap();
+        assert!(!shown.contains(&body[..20]), "{shown}");
+        assert!(secrets.redact(assertion).contains("[redacted]"));
+        assert!(!format!("{who:?}").contains(&body[..20]));
+    }
+
+    #[test]
+    fn every_basic_form_of_a_client_secret_is_known_before_it_leaves() {
+        let who = Credentials {
+            client_id: "brain-host-basic".into(),
+            proof: Some(ClientProof::Secret(Secret::new("sEcret/for+BASIC-test"))),
+            method: Some(ClientAuth::Basic),
+        };
+        let server: ServerMetadata = serde_json::from_str(
+            r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t"}"#,
+        )
+        .unwrap();
+        let (basic, _) = who
+            .apply(&mut Form::default(), &server, "https://as.example")
+            .unwrap();
+        let basic = basic.expect("client_secret_basic");
+        let b64 = basic.trim_start_matches("Basic ");
+        let pair = String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+        )
+        .unwrap();
+        for echoed in [
+            basic.as_str(),
+            b64,
+            pair.as_str(),
+            "brain-host-basic:sEcret/for+BASIC-test",
+        ] {
+            let shown = brain_mcp_proto::text::Secrets::none().shown(echoed, 1000);
+            assert!(
+                !shown.contains("sEcret") && !shown.contains(&b64[..12]),
+                "{echoed} shown as {shown}"
+            );
+        }
+        assert!(!format!("{who:?}").contains("sEcret"));
     }
 
     #[test]

@@ -8,6 +8,22 @@ use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
 use brain_tools_core::{ClientSecret, EndpointUrl, OAuthConfig, Secret};
 
+/// Registers every form of a client's proof with the redaction step: a secret, its
+/// Basic pair and that pair's base64 (with `client_id`); a PEM key, whole and each line
+/// of its body.
+pub(crate) fn learn_proof(client_id: Option<&str>, value: &str, is_key: bool) {
+    if is_key {
+        brain_mcp_proto::text::learn(value);
+        for line in value.lines().filter(|l| !l.starts_with("-----")) {
+            brain_mcp_proto::text::learn(line.trim());
+        }
+    } else if let Some(id) = client_id {
+        brain_mcp_proto::text::learn_basic(id, value);
+    } else {
+        brain_mcp_proto::text::learn(value);
+    }
+}
+
 /// How a client proves who it is at a token endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -267,15 +283,29 @@ impl OAuthClient {
         .with_scopes(config.scopes().to_vec())
     }
 
-    /// The secrets given in code (a client secret or key; not one read from the
-    /// environment later), to remove from everything shown.
+    /// The client's proof, given in code or read from the environment now, with every
+    /// form a peer could echo known to the redaction step (see [`learn_proof`]) before
+    /// any request with these credentials is made; returned to remove from everything
+    /// shown. A variable that cannot be read yet adds nothing (the token request will
+    /// say why).
     pub(crate) fn secrets(&self) -> Secrets {
-        match &self.proof {
-            Some(ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s)) => {
-                Secrets::new([s.expose()])
+        let value = match &self.proof {
+            Some(ClientProof::Secret(s)) => Some((s.expose().to_owned(), false)),
+            Some(ClientProof::PrivateKeyPem(s)) => Some((s.expose().to_owned(), true)),
+            Some(ClientProof::Env(ClientSecret::SecretEnv(var))) => {
+                std::env::var(var).ok().map(|v| (v, false))
             }
-            _ => Secrets::none(),
-        }
+            Some(ClientProof::Env(ClientSecret::KeyEnv(var))) => {
+                std::env::var(var).ok().map(|v| (v, true))
+            }
+            Some(ClientProof::Env(_)) | None => None,
+        };
+        let Some((value, is_key)) = value.filter(|(v, _)| !v.is_empty()) else {
+            return Secrets::none();
+        };
+        let value = brain_mcp_proto::text::Secret::new(value);
+        learn_proof(self.client_id.as_deref(), value.expose(), is_key);
+        Secrets::new([value.expose()])
     }
 
     /// The `oauth` block of a binding with these credentials, when they can be written

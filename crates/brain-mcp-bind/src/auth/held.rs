@@ -3,21 +3,15 @@
 //! registered client's secret), so a server that echoes one of them back is redacted.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use brain_mcp_proto::auth::Token;
-use brain_mcp_proto::text::Secrets;
+use brain_mcp_proto::auth::lifetime::Lifetime;
+use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
-use brain_tools_core::Secret;
 
 use super::given::StoredTokens;
 
-/// A token this close to its expiry (or a quarter of its lifetime, if shorter) is renewed
-/// before it is used.
-const RENEW_MARGIN: Duration = Duration::from_secs(30);
-/// Lifetimes are read up to a year; a longer one (or one past the clock's range) counts
-/// as no expiry.
-const MAX_LIFETIME: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Secrets remembered besides the token held, oldest forgotten first.
 const REMEMBERED: usize = 16;
 
@@ -25,9 +19,9 @@ const REMEMBERED: usize = 16;
 #[derive(Clone)]
 pub(super) struct Held {
     pub(super) token: BearerToken,
-    /// When it expires, and the renewal margin before that.
-    pub(super) expires: Option<(Instant, Duration)>,
-    pub(super) refresh: Option<String>,
+    /// When it may be sent (the core's decision).
+    pub(super) life: Lifetime,
+    pub(super) refresh: Option<Secret>,
     pub(super) scope: Option<String>,
     /// The authorization server that issued it: a refresh token goes back there only.
     pub(super) issuer: String,
@@ -36,7 +30,7 @@ pub(super) struct Held {
 impl std::fmt::Debug for Held {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Held")
-            .field("expires", &self.expires)
+            .field("life", &self.life)
             .finish_non_exhaustive()
     }
 }
@@ -51,19 +45,13 @@ impl Held {
         issuer: &str,
         previous: Option<&Self>,
     ) -> Self {
-        let expires = token.expires_in.and_then(|s| {
-            let life = Duration::from_secs(s);
-            let at = Instant::now()
-                .checked_add(life)
-                .filter(|_| life <= MAX_LIFETIME)?;
-            Some((at, RENEW_MARGIN.min(life / 4)))
-        });
+        let life = Lifetime::granted(Instant::now(), token.expires_in);
         let kept = previous
             .filter(|p| p.issuer == issuer)
             .and_then(|p| p.refresh.clone());
         Self {
-            token: BearerToken::new(token.access_token.clone()),
-            expires,
+            token: BearerToken::from_secret(token.access_token.clone()),
+            life,
             refresh: token.refresh_token.clone().or(kept),
             scope: token.scope.clone().or(asked),
             issuer: issuer.to_owned(),
@@ -73,21 +61,17 @@ impl Held {
     /// Tokens a host kept; `None` when they hold no access token worth sending and no
     /// refresh token.
     pub(super) fn from_stored(stored: StoredTokens) -> Option<Self> {
-        let expires = stored.expires_at.map(|at| {
-            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
-            let now = Instant::now();
-            (
-                now.checked_add(left).unwrap_or(now),
-                RENEW_MARGIN.min(left / 4),
-            )
-        });
+        let left = stored
+            .expires_at
+            .map(|at| at.duration_since(SystemTime::now()).unwrap_or_default());
+        let life = Lifetime::kept(Instant::now(), left);
         let token = stored.access_token.map(|t| BearerToken::new(t.expose()));
         let mut held = Self {
             token: token
                 .clone()
                 .unwrap_or_else(|| BearerToken::new(String::new())),
-            expires,
-            refresh: stored.refresh_token.map(|r| r.expose().to_owned()),
+            life,
+            refresh: stored.refresh_token.map(|r| Secret::new(r.expose())),
             scope: stored.scope,
             issuer: stored.issuer,
         };
@@ -100,45 +84,62 @@ impl Held {
     /// What a host keeps of it.
     pub(super) fn to_stored(&self) -> StoredTokens {
         let mut stored = StoredTokens::new(self.issuer.clone());
-        stored.access_token = Some(Secret::new(self.token.expose()));
+        stored.access_token = Some(brain_tools_core::Secret::new(self.token.expose()));
         stored.expires_at = self
-            .expires
-            .map(|(at, _)| SystemTime::now() + at.saturating_duration_since(Instant::now()));
-        stored.refresh_token = self.refresh.as_deref().map(Secret::new);
+            .life
+            .expires_at()
+            .map(|at| SystemTime::now() + at.saturating_duration_since(Instant::now()));
+        stored.refresh_token = self
+            .refresh
+            .as_ref()
+            .map(|r| brain_tools_core::Secret::new(r.expose()));
         stored.scope = self.scope.clone();
         stored
     }
 
-    /// Whether it may be sent now.
+    /// Whether a request that starts work may carry it now.
     pub(super) fn fresh(&self, now: Instant) -> bool {
-        self.expires.is_none_or(|(at, margin)| at > now + margin)
+        self.life.fresh(now)
+    }
+
+    /// Whether a message that closes or follows up work may carry it now.
+    pub(super) fn usable(&self, now: Instant) -> bool {
+        self.life.usable(now)
     }
 
     /// Never to be sent again (a refresh token, if any, may still get a new one).
     pub(super) fn refuse(&mut self) {
-        self.expires = Some((Instant::now(), Duration::ZERO));
+        self.life.refuse();
     }
 }
 
-/// Secrets handled but not held, bounded.
-#[derive(Debug, Default)]
-pub(super) struct Remembered(VecDeque<String>);
+/// Secrets handled but not held, bounded. Every one is also known to the process's
+/// redaction step from the moment it was made; this keeps the latest few in the
+/// authorizer's own set, whatever that registry forgets. Its `Debug` shows the count.
+#[derive(Default)]
+pub(super) struct Remembered(VecDeque<Secret>);
+
+impl std::fmt::Debug for Remembered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Remembered({})", self.0.len())
+    }
+}
 
 impl Remembered {
     /// Remembers `secret` (once).
-    pub(super) fn add(&mut self, secret: &str) {
-        if secret.is_empty() || self.0.iter().any(|s| s == secret) {
+    pub(super) fn add(&mut self, secret: &Secret) {
+        if secret.expose().is_empty() || self.0.iter().any(|s| s == secret) {
             return;
         }
         if self.0.len() == REMEMBERED {
             self.0.pop_front();
         }
-        self.0.push_back(secret.to_owned());
+        self.0.push_back(secret.clone());
     }
 
     /// Remembers what `held` carried, as it is replaced.
     pub(super) fn retire(&mut self, held: &Held) {
-        self.add(held.token.expose());
+        self.add(&Secret::new(held.token.expose()));
         if let Some(refresh) = &held.refresh {
             self.add(refresh);
         }
@@ -146,16 +147,17 @@ impl Remembered {
 
     /// These and `held`'s, as one set.
     pub(super) fn secrets(&self, held: Option<&Held>) -> Secrets {
-        let current = held
-            .into_iter()
-            .flat_map(|h| std::iter::once(h.token.expose().to_owned()).chain(h.refresh.clone()));
-        Secrets::new(self.0.iter().cloned().chain(current))
+        let current = held.into_iter().flat_map(|h| {
+            std::iter::once(h.token.expose()).chain(h.refresh.as_ref().map(Secret::expose))
+        });
+        Secrets::new(self.0.iter().map(Secret::expose).chain(current))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn token(body: &str) -> Token {
         brain_mcp_proto::auth::token::read_token(200, body.as_bytes()).unwrap()
@@ -168,7 +170,7 @@ mod tests {
         );
         let held = Held::new(huge, None, "i", None);
         assert!(
-            held.expires.is_none(),
+            held.life.expires_at().is_none(),
             "an absurd lifetime counts as none, without a panic"
         );
         assert!(held.fresh(Instant::now()));
@@ -180,14 +182,14 @@ mod tests {
             "i",
             None,
         );
-        assert_eq!(first.expires.map(|e| e.1), Some(Duration::from_secs(2)));
+        assert_eq!(first.life.margin(), Some(Duration::from_secs(2)));
         let second = Held::new(
             token(r#"{"access_token":"b","token_type":"Bearer"}"#),
             None,
             "i",
             Some(&first),
         );
-        assert_eq!(second.refresh.as_deref(), Some("r1"));
+        assert_eq!(second.refresh.as_ref().map(Secret::expose), Some("r1"));
         let elsewhere = Held::new(
             token(r#"{"access_token":"c","token_type":"Bearer"}"#),
             None,
@@ -207,14 +209,13 @@ mod tests {
     fn remembered_secrets_are_bounded() {
         let mut memory = Remembered::default();
         for i in 0..40 {
-            memory.add(&format!("secret-{i:02}"));
+            // Short values, which the process-wide registry does not keep, so what is
+            // redacted below is the authorizer's own set.
+            memory.add(&Secret::new(format!("s{i:02}")));
         }
-        memory.add("secret-39");
+        memory.add(&Secret::new("s39"));
         let secrets = memory.secrets(None);
         assert_eq!(secrets.len(), REMEMBERED);
-        assert_eq!(
-            secrets.redact("secret-39 secret-00"),
-            "[redacted] secret-00"
-        );
+        assert_eq!(secrets.redact("s39 s00"), "[redacted] s00");
     }
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use brain_mcp_proto::auth::code::with_offline_access;
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
-use brain_mcp_proto::text::Secrets;
+use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::{BearerToken, HttpClient};
 
 pub(crate) use credentials::Credentials;
@@ -36,7 +36,7 @@ use held::{Held, Remembered};
 const FAILURE_HOLD: Duration = Duration::from_secs(10);
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
-#[derive(Debug)]
+/// Its `Debug` names the issuer and scopes only: it holds tokens and client secrets.
 pub(crate) struct Authorizer {
     client: OAuthClient,
     scopes: Option<String>,
@@ -48,8 +48,9 @@ pub(crate) struct Authorizer {
 }
 
 /// What token requests learn and reuse: the server's authority, and who this client
-/// is at each authorization server (never reused at another).
-#[derive(Debug, Default)]
+/// is at each authorization server (never reused at another). No `Debug`: it holds
+/// registered clients' secrets.
+#[derive(Default)]
 struct Flight {
     authority: Option<Authority>,
     registered: HashMap<String, Credentials>,
@@ -77,6 +78,15 @@ impl Flight {
     }
 }
 
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("issuer", &self.client.issuer)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -101,6 +111,15 @@ impl Authorizer {
     pub(crate) fn bearer(&self) -> Option<BearerToken> {
         self.held()
             .filter(|h| h.fresh(Instant::now()))
+            .map(|h| h.token)
+    }
+
+    /// The token for a message that closes or follows up work (a cancel, a session's
+    /// end, `notifications/initialized`): the one held while it has not expired, inside
+    /// its renewal margin too; none once refused or expired.
+    pub(crate) fn bearer_for_cleanup(&self) -> Option<BearerToken> {
+        self.held()
+            .filter(|h| h.usable(Instant::now()))
             .map(|h| h.token)
     }
 
@@ -306,7 +325,7 @@ impl Authorizer {
             .filter(|h| h.issuer == authority.issuer)
             .and_then(|h| h.refresh);
         if let Some(refresh) = refresh {
-            let grant = Grant::Refresh(&refresh);
+            let grant = Grant::Refresh(refresh.expose());
             if let Ok(token) = flow::token(http, authority, &who, grant, scope.as_deref()).await {
                 return Ok(self.keep(token, scope, &authority.issuer, &who));
             }
@@ -368,7 +387,7 @@ impl Authorizer {
             .ok_or("authorization: the client has no client_id")?;
         let got = code::register(http, authority, delegated).await?;
         if let Some(ClientProof::Secret(secret)) = &got.proof {
-            lock(&self.remembered).add(secret.expose());
+            lock(&self.remembered).add(&Secret::new(secret.expose()));
         }
         flight
             .registered
@@ -393,7 +412,7 @@ impl Authorizer {
             remembered.retire(&old);
         }
         if let Some(secret) = who.secret_value() {
-            remembered.add(&secret);
+            remembered.add(&Secret::new(secret));
         }
         bearer
     }

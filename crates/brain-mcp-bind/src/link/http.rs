@@ -66,10 +66,32 @@ impl HttpLink {
         req
     }
 
+    /// Sends a message that closes or follows up work (a notification), with the token
+    /// [`Self::cleanup_bearer`] picks.
     async fn post(&self, out: Outgoing, budget: usize) -> Result<PostReply, TransportError> {
         let span = observe::exchange_span(&self.target, &out);
-        let req = self.post_request(out, budget, self.target.bearer_now());
+        let bearer = self.cleanup_bearer().await;
+        let req = self.post_request(out, budget, bearer);
         self.client.http().post(req).instrument(span).await
+    }
+
+    /// The token for a message that closes or follows up work: the one held while it
+    /// has not expired (inside its renewal margin too); else, for an OAuth server, a
+    /// renewed one, got within one cleanup step, as a request would get it. A message
+    /// never goes bare while a token can be had: the server would refuse it, and a
+    /// cancel refused leaves the tool running.
+    async fn cleanup_bearer(&self) -> Option<BearerToken> {
+        if let Some(token) = self.target.bearer_for_cleanup() {
+            return Some(token);
+        }
+        let auth = self.target.auth.as_ref()?;
+        let server = HttpUrl::parse(&self.target.key).ok()?;
+        let http = self.client.http();
+        let renewed = http
+            .background_timer()
+            .timeout(CLEANUP_STEP_DEADLINE, auth.prepare(http, &server))
+            .await;
+        renewed.and_then(Result::ok).flatten()
     }
 
     /// Sends a request and returns its replies. A server that wants an OAuth token gets
@@ -160,13 +182,14 @@ impl HttpLink {
         let target = &self.target;
         let id = framing.session_id();
         let headers = target.and_headers(headers);
+        let bearer = self.cleanup_bearer().await;
         let answer = self
             .client
             .http()
             .delete(
                 &target.url,
                 &headers,
-                target.bearer_now().as_ref(),
+                bearer.as_ref(),
                 &target.secrets_now(),
                 CLEANUP_STEP_DEADLINE,
             )

@@ -49,7 +49,7 @@ pub(crate) fn exchange_span(target: &Target, out: &Outgoing) -> Span {
     let session = || {
         let mut headers = out.headers.iter();
         let header = headers.find(|h| h.name.eq_ignore_ascii_case(MCP_SESSION_ID));
-        header.map(|h| short(&target.secrets, &h.value))
+        header.map(|h| short(&target.secrets_now(), &h.value))
     };
     tracing::debug_span!(target: MCP_TARGET, "mcp_exchange", method, mcp.session.id = session())
 }
@@ -60,7 +60,7 @@ pub(crate) fn delete_span(target: &Target, session: Option<&str>) -> Span {
         target: MCP_TARGET,
         "mcp_exchange",
         method = "end session",
-        mcp.session.id = session.map(|id| short(&target.secrets, id))
+        mcp.session.id = session.map(|id| short(&target.secrets_now(), id))
     )
 }
 
@@ -83,7 +83,7 @@ pub(crate) fn session_opened(secrets: &Secrets, id: &str) {
 
 /// Notes how a session's `DELETE` went.
 pub(crate) fn session_ended(target: &Target, id: Option<&str>, closed: bool, status: Option<u16>) {
-    let id = || id.map(|id| short(&target.secrets, id));
+    let id = || id.map(|id| short(&target.secrets_now(), id));
     if closed {
         tracing::debug!(target: MCP_TARGET, status, mcp.session.id = id(), "session closed");
     } else {

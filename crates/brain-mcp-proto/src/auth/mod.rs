@@ -12,6 +12,7 @@ pub mod challenge;
 pub mod code;
 pub mod discovery;
 pub mod jwt;
+pub mod lifetime;
 pub mod metadata;
 pub mod retry;
 pub mod scope;

@@ -395,6 +395,10 @@ fn credentials<'a>(urls: impl IntoIterator<Item = &'a str>) -> Secrets {
             found.push(value.trim_start_matches("Basic ").to_owned());
         }
     }
+    // Known to the process's redaction step before any request goes through the proxy.
+    for credential in &found {
+        brain_mcp_proto::text::learn(credential);
+    }
     Secrets::new(found)
 }
 

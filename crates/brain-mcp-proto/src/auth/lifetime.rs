@@ -1,0 +1,87 @@
+//! When a token may be sent: the lifetime decisions of a held token, with time passed in.
+//!
+//! A token is *fresh* while more than its renewal margin is left: a request that would
+//! start a piece of work gets a new one before that. It stays *usable* until it expires:
+//! a message that closes or follows up work already under way (a cancel, the end of a
+//! session, `notifications/initialized`) still carries it inside the margin rather than
+//! going out bare, since the server would refuse a message without a token and the work
+//! would run on unclosed. A token the server refused is neither, ever again.
+
+use std::time::{Duration, Instant};
+
+/// A token this close to its expiry (or a quarter of its lifetime, if shorter) is renewed
+/// before a request uses it.
+pub const RENEW_MARGIN: Duration = Duration::from_secs(30);
+/// Lifetimes are read up to a year; a longer one (or one past the clock's range) counts
+/// as no expiry.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The lifetime of a token held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lifetime {
+    /// When it expires and the renewal margin before that; `None` for no stated expiry.
+    expires: Option<(Instant, Duration)>,
+    refused: bool,
+}
+
+impl Lifetime {
+    /// A token granted at `now` for `seconds` (as [`super::token::lifetime`] read it):
+    /// `None` or a lifetime past [`MAX_LIFETIME`] is no expiry; the margin is
+    /// [`RENEW_MARGIN`] or a quarter of the lifetime, whichever is shorter.
+    pub fn granted(now: Instant, seconds: Option<u64>) -> Self {
+        let expires = seconds.and_then(|s| {
+            let life = Duration::from_secs(s);
+            let at = now.checked_add(life).filter(|_| life <= MAX_LIFETIME)?;
+            Some((at, RENEW_MARGIN.min(life / 4)))
+        });
+        Self {
+            expires,
+            refused: false,
+        }
+    }
+
+    /// A token kept by a host with `left` of its life, seen at `now`.
+    pub fn kept(now: Instant, left: Option<Duration>) -> Self {
+        let expires = left.map(|left| {
+            (
+                now.checked_add(left).unwrap_or(now),
+                RENEW_MARGIN.min(left / 4),
+            )
+        });
+        Self {
+            expires,
+            refused: false,
+        }
+    }
+
+    /// Whether a request that starts work may carry it at `now` (more than the margin
+    /// left, never refused).
+    pub fn fresh(&self, now: Instant) -> bool {
+        !self.refused && self.expires.is_none_or(|(at, margin)| at > now + margin)
+    }
+
+    /// Whether a message that closes or follows up work may carry it at `now` (not yet
+    /// expired, never refused).
+    pub fn usable(&self, now: Instant) -> bool {
+        !self.refused && self.expires.is_none_or(|(at, _)| at > now)
+    }
+
+    /// The server refused it: never sent again (a refresh token may still renew it).
+    pub fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// When it expires, if it does.
+    pub fn expires_at(&self) -> Option<Instant> {
+        self.expires.map(|(at, _)| at)
+    }
+
+    /// The renewal margin, if it expires.
+    pub fn margin(&self) -> Option<Duration> {
+        self.expires.map(|(_, margin)| margin)
+    }
+}
+
+#[cfg(test)]
+#[path = "tests/lifetime.rs"]
+mod tests;
