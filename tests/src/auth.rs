@@ -211,6 +211,12 @@ impl TestAuthServer {
         lock(&self.state).valid.clear();
     }
 
+    /// [`Self::revoke_all`] as a function a server hook can hold.
+    pub fn revoker(&self) -> impl Fn() + Send + Sync + 'static {
+        let state = self.state.clone();
+        move || lock(&state).valid.clear()
+    }
+
     /// Changes the configuration from now on.
     pub fn configure(&self, f: impl FnOnce(&mut AuthConfig)) {
         f(&mut lock(&self.state).config);
@@ -251,8 +257,23 @@ impl Drop for TestAuthServer {
     }
 }
 
-fn token_name(n: u32) -> String {
-    format!("tok-{n}-a8f3c2e91b")
+/// The `n`th access token: no two share 8 consecutive characters past their prefix, so a
+/// test can tell which one was printed.
+pub fn token_name(n: u32) -> String {
+    format!("tok-{n}-{:012x}", spread(n))
+}
+
+/// The `n`th refresh token.
+pub fn refresh_name(n: u32) -> String {
+    format!("refresh-{n}-{:012x}", spread(n.wrapping_add(0x5bd1)))
+}
+
+/// A fixed scramble of `n` (splitmix64), 48 bits of it.
+fn spread(n: u32) -> u64 {
+    let mut z = u64::from(n).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) & 0xffff_ffff_ffff
 }
 
 async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<Full<Bytes>> {
@@ -350,7 +371,10 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
         .and_then(|b| STANDARD.decode(b).ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let client_ok = match basic {
-        Some(pair) => pair == format!("{}:{}", config.client_id, config.client_secret),
+        // RFC 6749 §2.3.1: both parts are form-encoded before they are joined.
+        Some(pair) => pair.split_once(':').is_some_and(|(id, secret)| {
+            decode(id) == config.client_id && decode(secret) == config.client_secret
+        }),
         None => {
             seen.form("client_id").as_deref() == Some(config.client_id.as_str())
                 && seen.form("client_secret").as_deref() == Some(config.client_secret.as_str())
@@ -382,7 +406,7 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
         answer["expires_in"] = json!(expires);
     }
     if config.refresh_tokens {
-        answer["refresh_token"] = json!(format!("refresh-{}-77c0de", state.issued));
+        answer["refresh_token"] = json!(refresh_name(state.issued));
     }
     reply(200, &answer)
 }

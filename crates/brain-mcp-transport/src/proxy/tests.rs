@@ -269,10 +269,10 @@ fn proxy_credentials_are_secrets_in_every_form_they_are_sent() {
     for form in ["p@ss-w0rd", "user:p@ss-w0rd", "dXNlcjpwQHNzLXcwcmQ="] {
         assert_eq!(secrets.redact(form), "[redacted]", "{form}");
     }
-    assert!(
-        rules(&[("HTTPS_PROXY", "http://proxy:1")])
-            .secrets()
-            .is_empty()
+    // No credentials, none of the proxy's own (the process may know others).
+    assert_eq!(
+        rules(&[("HTTPS_PROXY", "http://proxy:1")]).secrets().len(),
+        0
     );
     let explicit = ProxyConfig::url("http://a:b-secret@proxy:1")
         .resolve()
