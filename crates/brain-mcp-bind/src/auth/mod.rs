@@ -18,10 +18,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use brain_mcp_proto::auth::code::with_offline_access;
+use brain_mcp_proto::auth::reach::{AddrClass, Destinations};
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
 use brain_mcp_proto::text::Secrets;
 use brain_mcp_transport::{BearerToken, HttpClient};
+use http::Uri;
 
 pub(crate) use credentials::Credentials;
 pub use given::{
@@ -34,6 +36,42 @@ use held::{Held, Remembered};
 /// (they fail with the same reason meanwhile): a server that refuses every token cannot
 /// make Brain hammer its authorization server, or a user with prompts.
 const FAILURE_HOLD: Duration = Duration::from_secs(10);
+
+/// What the URLs a server names may reach: the server's URL, from which its class is
+/// found (only when a document or token is to be fetched), and the host's allowance.
+#[derive(Debug)]
+pub(crate) struct Reach<'a> {
+    /// The client's HTTP pool.
+    pub(crate) http: &'a HttpClient,
+    /// The MCP server's URL, as configured.
+    pub(crate) server: &'a Uri,
+    /// The host config's `allow_private_auth_destinations`.
+    pub(crate) allow_private: bool,
+    /// The server's class when set (tests simulate servers off loopback with it), else
+    /// found from `server`.
+    pub(crate) class: Option<AddrClass>,
+}
+
+impl Reach<'_> {
+    /// The pool and the destination rule for this server, its class found now.
+    async fn net(&self) -> Net<'_> {
+        let class = match self.class {
+            Some(class) => class,
+            None => self.http.server_class(self.server).await,
+        };
+        Net {
+            http: self.http,
+            destinations: Destinations::new(class, self.allow_private),
+        }
+    }
+}
+
+/// The pool, and where the URLs a server names may go: every fetch of one carries it.
+#[derive(Debug)]
+pub(crate) struct Net<'a> {
+    pub(crate) http: &'a HttpClient,
+    pub(crate) destinations: Destinations,
+}
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 #[derive(Debug)]
@@ -126,7 +164,7 @@ impl Authorizer {
     /// authority is known, a new one; else none (the server's 401 will say where to go).
     pub(crate) async fn prepare(
         &self,
-        http: &HttpClient,
+        reach: &Reach<'_>,
         server: &HttpUrl,
     ) -> Result<Option<BearerToken>, String> {
         if let Some(token) = self.bearer() {
@@ -143,7 +181,8 @@ impl Authorizer {
         if let Some(why) = flight.held_failure() {
             return Err(why);
         }
-        let result = self.get(http, &mut flight, server, self.scope()).await;
+        let net = reach.net().await;
+        let result = self.get(&net, &mut flight, server, self.scope()).await;
         flight.note(&result);
         result.map(Some)
     }
@@ -153,7 +192,7 @@ impl Authorizer {
     /// Calls refused together share one token request.
     pub(crate) async fn authorize(
         &self,
-        http: &HttpClient,
+        reach: &Reach<'_>,
         server: &HttpUrl,
         challenge: Option<&BearerChallenge>,
         refused: Option<&BearerToken>,
@@ -190,8 +229,9 @@ impl Authorizer {
             }
             flight.authority = None;
         }
+        let net = reach.net().await;
         let result = self
-            .authorize_in(http, &mut flight, server, challenge, step_up)
+            .authorize_in(&net, &mut flight, server, challenge, step_up)
             .await
             .and_then(|token| match refused {
                 Some(old) if *old == token => Err(
@@ -208,7 +248,7 @@ impl Authorizer {
 
     async fn authorize_in(
         &self,
-        http: &HttpClient,
+        net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         challenge: Option<&BearerChallenge>,
@@ -216,7 +256,7 @@ impl Authorizer {
     ) -> Result<BearerToken, String> {
         if flight.authority.is_none() {
             let pinned = self.client.issuer.as_deref();
-            let found = flow::find(http, server, challenge, pinned).await?;
+            let found = flow::find(net, server, challenge, pinned).await?;
             if !self.client.may_send_to(&found.issuer) {
                 return Err(format!(
                     "authorization: the server names the authorization server {:?}; the client \
@@ -239,7 +279,7 @@ impl Authorizer {
                 )
             })
         });
-        self.get(http, flight, server, wanted).await
+        self.get(net, flight, server, wanted).await
     }
 
     /// Once, the tokens the host's store kept for this server (when nothing is held).
@@ -277,12 +317,12 @@ impl Authorizer {
     /// grant (client credentials, or the user's approval); saved to the host's store.
     async fn get(
         &self,
-        http: &HttpClient,
+        net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, String> {
-        let token = self.fetch(http, flight, server, scope).await?;
+        let token = self.fetch(net, flight, server, scope).await?;
         self.save(server).await;
         Ok(token)
     }
@@ -291,12 +331,12 @@ impl Authorizer {
     /// grant.
     async fn fetch(
         &self,
-        http: &HttpClient,
+        net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, String> {
-        let who = self.identity(http, flight).await?;
+        let who = self.identity(net, flight).await?;
         let authority = flight
             .authority
             .as_ref()
@@ -307,14 +347,14 @@ impl Authorizer {
             .and_then(|h| h.refresh);
         if let Some(refresh) = refresh {
             let grant = Grant::Refresh(&refresh);
-            if let Ok(token) = flow::token(http, authority, &who, grant, scope.as_deref()).await {
+            if let Ok(token) = flow::token(net, authority, &who, grant, scope.as_deref()).await {
                 return Ok(self.keep(token, scope, &authority.issuer, &who));
             }
         }
         let token = match &self.client.delegated {
             None => {
                 flow::token(
-                    http,
+                    net,
                     authority,
                     &who,
                     Grant::ClientCredentials,
@@ -338,7 +378,7 @@ impl Authorizer {
                     verifier: &verifier,
                     redirect_uri: &delegated.redirect_uri,
                 };
-                flow::token(http, authority, &who, grant, None).await?
+                flow::token(net, authority, &who, grant, None).await?
             }
         };
         Ok(self.keep(token, scope, &authority.issuer, &who))
@@ -346,11 +386,7 @@ impl Authorizer {
 
     /// Who the client is at the current authorization server: as given, else as
     /// registered there (once per issuer).
-    async fn identity(
-        &self,
-        http: &HttpClient,
-        flight: &mut Flight,
-    ) -> Result<Credentials, String> {
+    async fn identity(&self, net: &Net<'_>, flight: &mut Flight) -> Result<Credentials, String> {
         if let Some(given) = Credentials::of(&self.client) {
             return Ok(given);
         }
@@ -366,7 +402,7 @@ impl Authorizer {
             .delegated
             .as_ref()
             .ok_or("authorization: the client has no client_id")?;
-        let got = code::register(http, authority, delegated).await?;
+        let got = code::register(net, authority, delegated).await?;
         if let Some(ClientProof::Secret(secret)) = &got.proof {
             lock(&self.remembered).add(secret.expose());
         }
@@ -454,3 +490,6 @@ impl Authorizers {
             .clone()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,7 @@ use brain_mcp_transport::{
 use tracing::Instrument;
 
 use super::Ended;
-use crate::auth::Authorizer;
+use crate::auth::{Authorizer, Reach};
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
 use crate::observe::{self, Peer};
 use crate::target::Target;
@@ -100,7 +100,13 @@ impl HttpLink {
         let http = self.client.http();
         let server = HttpUrl::parse(&self.target.key)
             .map_err(|_| authorization("authorization: the server URL cannot be used".into()))?;
-        let mut bearer = auth.prepare(http, &server).await.map_err(authorization)?;
+        let reach = Reach {
+            http,
+            server: &self.target.url,
+            allow_private: self.client.allows_private_auth_destinations(),
+            class: self.client.server_class_given(),
+        };
+        let mut bearer = auth.prepare(&reach, &server).await.map_err(authorization)?;
         let mut rounds = Rounds::new(bearer.is_some());
         loop {
             let result = self.request_once(out.clone(), budget, bearer.clone()).await;
@@ -121,7 +127,7 @@ impl HttpLink {
                 _ => return result,
             };
             let token = auth
-                .authorize(http, &server, read.as_ref(), bearer.as_ref(), step_up)
+                .authorize(&reach, &server, read.as_ref(), bearer.as_ref(), step_up)
                 .await
                 .map_err(authorization)?;
             bearer = Some(token);
