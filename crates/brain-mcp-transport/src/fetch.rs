@@ -19,7 +19,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, classify, place};
@@ -197,9 +197,11 @@ impl HttpClient {
             .with_tls_config(self.inner.tls.clone())
             .https_or_http()
             .enable_http1()
+            .enable_http2()
             .wrap_connector(connector);
         let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(0)
+            .timer(TokioTimer::new())
             .build(https);
         let mut req = Request::new(Full::new(out.body));
         *req.method_mut() = out.method.clone();

@@ -5,8 +5,8 @@
 //! 1. the host is resolved with the client's resolver (`localhost` names are loopback,
 //!    an IP literal is itself), and every address the rule refuses is dropped; when none
 //!    is left the fetch fails with [`ErrorKind::Destination`] and nothing is sent;
-//! 2. the request goes over a connection opened for it alone, to exactly the addresses
-//!    kept, and closed after the answer.
+//! 2. the request goes over a connection opened for it alone (HTTP/1.1 or h2, as ALPN
+//!    picks), to exactly the addresses kept, and closed after the answer.
 //!
 //! The fresh connection is the point: hyper's pool is keyed by scheme and host, not by
 //! address or rule, so a pooled connection may have been opened to addresses this rule
@@ -121,8 +121,8 @@ impl HttpClient {
     /// The class of the MCP server at `url`, as peer-named destinations are judged for
     /// it: an IP literal's class, loopback for a `localhost` name, else the class all
     /// the addresses its name resolves to share (public when they differ, or when the
-    /// name does not resolve). Resolved with this client's resolver, directly, even when
-    /// requests to the server go through a proxy.
+    /// name does not resolve within the connect timeout). Resolved with this client's
+    /// resolver, directly, even when requests to the server go through a proxy.
     pub async fn server_class(&self, url: &Uri) -> AddrClass {
         let Some(host) = bare_host(url) else {
             return AddrClass::Public;
@@ -130,9 +130,11 @@ impl HttpClient {
         if let Some(class) = reach::host_class(host) {
             return class;
         }
-        match lookup(&self.inner.resolver, host).await {
-            Ok(addrs) => reach::server_class(addrs.iter().map(|a| AddrClass::of(a.ip()))),
-            Err(_) => AddrClass::Public,
+        // Bounded like a connect: a resolver that does not answer leaves the server public.
+        let limit = self.inner.config.connect_timeout;
+        match tokio::time::timeout(limit, lookup(&self.inner.resolver, host)).await {
+            Ok(Ok(addrs)) => reach::server_class(addrs.iter().map(|a| AddrClass::of(a.ip()))),
+            Ok(Err(_)) | Err(_) => AddrClass::Public,
         }
     }
 
