@@ -104,3 +104,68 @@ async fn a_server_on_loopback_still_reaches_loopback() {
     let _ = discover::list_oauth(&client, &server.url(), &oauth(), Duration::from_secs(10)).await;
     assert!(accepted.load(Ordering::SeqCst) >= 1);
 }
+
+/// A host with one `echo` binding to `url`, credentials pinned to an issuer that never
+/// resolves, and the given `allow_private_auth_destinations`.
+fn host(url: &str, allow_private: bool) -> crate::ToolHost {
+    let config = brain_tools_core::HostConfig::from_value(&serde_json::json!({
+        "allow_private_auth_destinations": allow_private,
+        "tools": [{
+            "name": "echo",
+            "description": "echo",
+            "input_schema": {"type": "object"},
+            "url": url,
+            "mcp_tool": "echo",
+            "tenants": ["local"],
+            "timeout_seconds": 10,
+            "oauth": {
+                "issuer": "https://auth.invalid",
+                "client_id": "brain-host",
+                "client_secret_env": "CARGO_PKG_NAME",
+            },
+        }],
+    }))
+    .unwrap();
+    crate::ToolHost::new(config, brain_mcp_transport::ClientConfig::default()).unwrap()
+}
+
+#[test]
+fn the_host_config_setting_reaches_the_client_and_follows_reloads() {
+    assert!(
+        !host("http://127.0.0.1:9/mcp", false)
+            .client()
+            .allows_private_auth_destinations()
+    );
+    let allowed = host("http://127.0.0.1:9/mcp", true);
+    assert!(allowed.client().allows_private_auth_destinations());
+    let plain = brain_tools_core::HostConfig::from_value(&serde_json::json!({"tools": []}));
+    allowed.reload(&plain.unwrap()).unwrap();
+    assert!(!allowed.client().allows_private_auth_destinations());
+}
+
+#[tokio::test]
+async fn a_call_whose_server_names_loopback_fails_as_authorization_failed() {
+    let (port, accepted) = loopback_service().await;
+    let server = naming(format!("http://127.0.0.1:{port}/admin?x=1"));
+    // The setting never opens loopback.
+    let host = host(&server.url(), true);
+    host.client().take_servers_as(AddrClass::Public);
+    let call = brain_tools_core::ToolCall::new("local", "s", "c1", serde_json::json!({}));
+    let result = host.call("echo", call).result().await;
+    assert!(result.is_error, "{result:?}");
+    assert_eq!(result.unknown_outcome, Some(false), "{result:?}");
+    let error = result.error.unwrap();
+    assert_eq!(error.kind, brain_tools_core::ErrorKind::AuthorizationFailed);
+    assert!(
+        error
+            .message
+            .contains("a loopback address is reached only for a server on loopback"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        0,
+        "nothing reached loopback"
+    );
+}
