@@ -371,3 +371,22 @@ fn deadline(flag: Option<&str>) -> Result<Duration, String> {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn private_auth_destinations_are_allowed_only_when_asked() {
+        let base = ["-list", "https://mcp.example.com/mcp"];
+        let (_, _, _, allow) = prepare(&args(&base)).unwrap().unwrap();
+        assert!(!allow);
+        let with = [&base[..], &["-allow-private-auth-destinations"]].concat();
+        let (_, _, _, allow) = prepare(&args(&with)).unwrap().unwrap();
+        assert!(allow);
+    }
+}
