@@ -1,9 +1,10 @@
 //! The shared client state: one HTTP pool, the era cache, request ids and background cleanup.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
+use brain_mcp_proto::auth::AddrClass;
 use brain_mcp_proto::client::Identity;
 use brain_mcp_proto::client::era::{Era, EraCache};
 use brain_mcp_proto::jsonrpc::RequestId;
@@ -41,6 +42,11 @@ struct Inner {
     authorizers: Authorizers,
     breakers: Breakers,
     limits: Limits,
+    /// The host config's `allow_private_auth_destinations`.
+    allow_private_auth_destinations: AtomicBool,
+    /// The class every server is taken to be in, instead of the one its URL gives: set
+    /// only by tests, which simulate a server off loopback with it.
+    server_class: std::sync::Mutex<Option<AddrClass>>,
 }
 
 /// Handshake-era sessions, counted as they open and end.
@@ -113,6 +119,8 @@ impl McpClient {
                 authorizers: Authorizers::default(),
                 breakers: Breakers::default(),
                 limits: Limits::default(),
+                allow_private_auth_destinations: AtomicBool::new(false),
+                server_class: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -158,6 +166,45 @@ impl McpClient {
     /// The era learned (or set) for the server at `url`, if any.
     pub fn era(&self, url: &str) -> Option<Era> {
         self.inner.eras.get(url)
+    }
+
+    /// Lets URLs a server names for authorization reach private, link-local and
+    /// unique-local addresses whatever network the server is on (the host config's
+    /// `allow_private_auth_destinations`; `false` at first). Loopback stays reachable only
+    /// for servers on loopback. Takes effect at the next token request.
+    pub fn set_allow_private_auth_destinations(&self, allow: bool) {
+        self.inner
+            .allow_private_auth_destinations
+            .store(allow, Ordering::Relaxed);
+    }
+
+    /// Whether URLs a server names may reach private addresses for every server (see
+    /// [`Self::set_allow_private_auth_destinations`]).
+    pub fn allows_private_auth_destinations(&self) -> bool {
+        self.inner
+            .allow_private_auth_destinations
+            .load(Ordering::Relaxed)
+    }
+
+    /// The class every server is taken to be in, when a test set one; else `None` (each
+    /// server's class is the one its URL gives).
+    pub(crate) fn server_class_given(&self) -> Option<AddrClass> {
+        *self
+            .inner
+            .server_class
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes every server to be in `class`: only for tests, which simulate a server off
+    /// loopback with it (their servers all listen on 127.0.0.1).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn take_servers_as(&self, class: AddrClass) {
+        *self
+            .inner
+            .server_class
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(class);
     }
 
     /// The HTTP client.

@@ -87,7 +87,7 @@ fn hostile(era: Era, secret: &str, reflect: Reflect) -> (TestAuthServer, TestSer
         // likes.
         let issued = spell(&tokens(1, number(&bearer)).join(" "), reflect.spelling);
         let text = format!("got {known} | {issued} {HOSTILE_CHARS}");
-        if let Some(refused) = guard(seen) {
+        if guard(seen).is_some() {
             // Before any token: the secret in every form, in the challenge and the body.
             let challenge = format!(
                 "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata}\"",

@@ -40,11 +40,15 @@ pub(crate) struct Inner {
     proxies: Arc<Proxies>,
     /// Open connections and requests holding them, per origin.
     pub(crate) loads: Arc<Loads>,
-    user_agent: Option<HeaderValue>,
+    pub(crate) user_agent: Option<HeaderValue>,
     /// Deadlines of background requests (see [`HttpClient::background_timer`]).
     background_timer: CoarseTimer,
     /// The proxies' credentials: removed from every error and log line.
     pub(crate) proxy_secrets: Secrets,
+    /// The pool's resolver, for the destination rule's own lookups (`reach`).
+    pub(crate) resolver: Resolver,
+    /// The TLS settings before ALPN, for connections of their own (`reach`).
+    pub(crate) tls: rustls::ClientConfig,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -123,13 +127,14 @@ impl HttpClient {
             .map_err(BuildError::Tls)?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let mut http = HttpConnector::new_with_resolver(Resolver::new());
+        let resolver = Resolver::new();
+        let mut http = HttpConnector::new_with_resolver(resolver.clone());
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(config.connect_timeout));
         let inner = ProxyConnector::new(http, tls.clone(), proxies.clone(), config.connect_timeout);
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
+            .with_tls_config(tls.clone())
             .https_or_http()
             .enable_http1()
             .enable_http2()
@@ -158,6 +163,8 @@ impl HttpClient {
                 user_agent,
                 background_timer: CoarseTimer::new(BACKGROUND_GRID),
                 proxy_secrets,
+                resolver,
+                tls,
             }),
         })
     }
@@ -175,6 +182,12 @@ impl HttpClient {
     /// logs.
     pub fn proxy_secrets(&self) -> &Secrets {
         &self.inner.proxy_secrets
+    }
+
+    /// Whether a request to `url` goes directly, not through a proxy (nor refused by an
+    /// unusable proxy setting).
+    pub(crate) fn goes_direct(&self, url: &Uri) -> bool {
+        matches!(self.inner.proxies.route(url), Route::Direct)
     }
 
     /// How many connections the pool has opened, and how many are open now.
@@ -423,7 +436,11 @@ fn proxy_error(e: &ProxyError, method: &Method, url: &Uri) -> TransportError {
     .with_proxy_status(e.status)
 }
 
-fn classify(err: hyper_util::client::legacy::Error, method: &Method, url: &Uri) -> TransportError {
+pub(crate) fn classify(
+    err: hyper_util::client::legacy::Error,
+    method: &Method,
+    url: &Uri,
+) -> TransportError {
     let at = place(method, url);
     if let Some(proxy) = find_source::<ProxyError>(&err) {
         return proxy_error(proxy, method, url);

@@ -77,6 +77,10 @@ pub enum ErrorKind {
     /// The server wants a token and none could be had: the message names the step
     /// (metadata, issuer, token endpoint, scope). The server acted on nothing.
     Authorization,
+    /// A URL a peer named reaches only addresses the destination rule refuses for this
+    /// server (`brain_mcp_proto::auth::reach`); the message names the rule and the
+    /// address class. Nothing was sent.
+    Destination,
 }
 
 impl ErrorKind {
@@ -95,6 +99,7 @@ impl ErrorKind {
             Self::InvalidSessionId => "invalid_session_id",
             Self::Redirect => "redirect",
             Self::Authorization => "authorization",
+            Self::Destination => "destination",
         }
     }
 }

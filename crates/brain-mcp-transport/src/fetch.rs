@@ -2,20 +2,31 @@
 //! authorization. Each has a byte bound and a deadline, follows no redirect (a redirect
 //! is returned as the answer, its `Location` read by the caller), and removes its
 //! secrets from every error and log line, as a POST does.
+//!
+//! A fetch of a URL a peer named carries the server's [`Destinations`]: it reaches only
+//! the addresses the rule allows, over a connection of its own (see `reach.rs`).
 
 use std::time::Duration;
 
+use brain_mcp_proto::auth::reach::Destinations;
 use brain_mcp_proto::client::Header;
 use brain_mcp_proto::text::Secrets;
 use bytes::Bytes;
+use http::header::USER_AGENT;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION, WWW_AUTHENTICATE};
-use http::{Method, Uri};
+use http::{Method, Request, Response, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::body::{self, Budget};
-use crate::client::{HttpClient, Outgoing, place};
+use crate::client::{HttpClient, Outgoing, classify, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers;
 use crate::observe::ExchangeLog;
+use crate::reach::{Checked, Fixed};
 
 /// The longest `Location` or `WWW-Authenticate` value kept from an answer.
 const HEADER_LIMIT: usize = 8 * 1024;
@@ -38,6 +49,10 @@ pub struct FetchRequest {
     pub limit: usize,
     /// The whole exchange's deadline.
     pub deadline: Duration,
+    /// For a URL a peer named: the addresses it may reach, checked on the addresses
+    /// actually connected to (a fresh connection, never a pooled one). `None` for a URL
+    /// the operator or the caller chose, which goes as any request.
+    pub destinations: Option<Destinations>,
 }
 
 impl FetchRequest {
@@ -51,6 +66,7 @@ impl FetchRequest {
             secrets: Secrets::none(),
             limit: 64 * 1024,
             deadline,
+            destinations: None,
         }
     }
 
@@ -125,7 +141,29 @@ impl HttpClient {
             background: false,
             follow: false,
         };
-        let (mut resp, _busy) = self.send(out, &mut log).await?;
+        let checked = match &req.destinations {
+            Some(destinations) => {
+                let at = place(&req.method, &req.url);
+                match self.checked(destinations, &req.url, &at).await {
+                    Ok(checked) => Some(checked),
+                    Err(e) => {
+                        log.end(e.kind().as_str());
+                        return Err(e);
+                    }
+                }
+            }
+            None => None,
+        };
+        let (mut resp, _busy) = match checked {
+            Some(Checked::Direct(connector)) => {
+                let resp = self.send_fresh(connector, out, &mut log).await?;
+                (resp, None)
+            }
+            Some(Checked::Proxied) | None => {
+                let (resp, busy) = self.send(out, &mut log).await?;
+                (resp, Some(busy))
+            }
+        };
         let header = |name| {
             resp.headers()
                 .get(name)
@@ -144,5 +182,176 @@ impl HttpClient {
             www_authenticate,
             body,
         })
+    }
+
+    /// Sends `out` over a connection opened for it alone by `connector` (which reaches
+    /// only the addresses the destination rule kept) and closed after the answer: the
+    /// request never takes a pooled connection, and leaves none in the pool.
+    async fn send_fresh(
+        &self,
+        connector: HttpConnector<Fixed>,
+        out: Outgoing<'_>,
+        log: &mut ExchangeLog,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(self.inner.tls.clone())
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(connector);
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(0)
+            .timer(TokioTimer::new())
+            .build(https);
+        let mut req = Request::new(Full::new(out.body));
+        *req.method_mut() = out.method.clone();
+        *req.uri_mut() = out.url.clone();
+        *req.headers_mut() = (out.headers)()?;
+        if let Some(ua) = &self.inner.user_agent {
+            req.headers_mut()
+                .entry(USER_AGENT)
+                .or_insert_with(|| ua.clone());
+        }
+        match client.request(req).await {
+            Ok(resp) => {
+                log.response(&resp);
+                Ok(resp)
+            }
+            Err(err) => {
+                let err = classify(err, &out.method, &out.url);
+                log.end(err.kind().as_str());
+                Err(err)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use brain_mcp_proto::auth::reach::AddrClass;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::{ClientConfig, ProxyConfig};
+
+    /// A server on 127.0.0.1 that counts the connections it accepts and answers every
+    /// request on them with `{}`, keeping each connection open.
+    async fn counting_server() -> (u16, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n) = sock.read(&mut buf).await {
+                        if n == 0 {
+                            return;
+                        }
+                        seen.extend_from_slice(&buf[..n]);
+                        while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                            seen.drain(..end + 4);
+                            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                                          content-length: 2\r\n\r\n{}";
+                            if sock.write_all(answer.as_bytes()).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (port, accepted)
+    }
+
+    fn client() -> HttpClient {
+        HttpClient::new(ClientConfig::default().with_proxy(ProxyConfig::none())).unwrap()
+    }
+
+    fn get(url: &str, destinations: Option<Destinations>) -> FetchRequest {
+        let mut req = FetchRequest::get(url.parse().unwrap(), Duration::from_secs(5));
+        req.destinations = destinations;
+        req
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_loopback_is_refused_for_a_public_server() {
+        let (port, accepted) = counting_server().await;
+        let http = client();
+        let public = Destinations::new(AddrClass::Public, true);
+        for url in [
+            format!("http://evil.localhost:{port}/.well-known/x?y=1"),
+            format!("http://127.0.0.1:{port}/token"),
+            format!("http://[::ffff:127.0.0.1]:{port}/token"),
+        ] {
+            let err = http.fetch(get(&url, Some(public))).await.unwrap_err();
+            assert_eq!(*err.kind(), ErrorKind::Destination, "{url}: {err}");
+            assert_eq!(err.delivery(), Delivery::NotSent, "{url}");
+            assert!(err.to_string().contains("loopback"), "{err}");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 0, "nothing was sent");
+        // The same name without the rule (a URL the operator chose) is fetched.
+        let url = format!("http://evil.localhost:{port}/x");
+        assert_eq!(http.fetch(get(&url, None)).await.unwrap().status, 200);
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_loopback_server_reaches_loopback_on_a_connection_of_its_own() {
+        let (port, accepted) = counting_server().await;
+        let http = client();
+        let url = format!("http://localhost:{port}/metadata");
+        // An unchecked fetch leaves a connection in the pool...
+        assert_eq!(http.fetch(get(&url, None)).await.unwrap().status, 200);
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert_eq!(http.fetch(get(&url, None)).await.unwrap().status, 200);
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "pooled");
+        // ...which a checked fetch never takes: it connects afresh, each time.
+        let local = Some(Destinations::new(AddrClass::Loopback, false));
+        for expected in [2, 3] {
+            let got = http.fetch(get(&url, local)).await.unwrap();
+            assert_eq!((got.status, got.body.as_ref()), (200, b"{}".as_ref()));
+            assert_eq!(accepted.load(Ordering::SeqCst), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_private_server_does_not_reach_loopback_even_when_private_is_allowed() {
+        let (port, accepted) = counting_server().await;
+        let http = client();
+        let private = Some(Destinations::new(AddrClass::Private, true));
+        let url = format!("http://127.0.0.1:{port}/x");
+        let err = http.fetch(get(&url, private)).await.unwrap_err();
+        assert_eq!(*err.kind(), ErrorKind::Destination);
+        assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn the_server_class_comes_from_its_url() {
+        let http = client();
+        let class = |u: &'static str| {
+            let http = http.clone();
+            async move { http.server_class(&u.parse().unwrap()).await }
+        };
+        assert_eq!(class("http://127.0.0.1:9/mcp").await, AddrClass::Loopback);
+        assert_eq!(class("http://[::1]:9/mcp").await, AddrClass::Loopback);
+        assert_eq!(
+            class("http://mcp.localhost:9/mcp").await,
+            AddrClass::Loopback
+        );
+        assert_eq!(class("https://10.1.2.3/mcp").await, AddrClass::Private);
+        assert_eq!(class("https://8.8.8.8/mcp").await, AddrClass::Public);
+        // A name that does not resolve counts as public.
+        assert_eq!(
+            class("https://no-such-host.invalid/mcp").await,
+            AddrClass::Public
+        );
     }
 }

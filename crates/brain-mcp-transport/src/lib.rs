@@ -63,12 +63,14 @@ mod media;
 pub mod observe;
 mod post;
 mod proxy;
+mod reach;
 mod resolve;
 mod rpc;
 pub mod sse;
 pub mod stdio;
 mod stream;
 
+pub use brain_mcp_proto::auth::reach::{AddrClass, Destinations};
 pub use brain_mcp_proto::client::{Expect, Header};
 pub use brain_mcp_proto::text::Secrets;
 pub use client::{BACKGROUND_GRID, BuildError, HttpClient};

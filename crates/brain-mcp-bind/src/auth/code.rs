@@ -4,10 +4,11 @@
 
 use brain_mcp_proto::auth::Authority;
 use brain_mcp_proto::auth::code::{self, AuthorizationRequest, Registered};
-use brain_mcp_transport::{FetchRequest, HttpClient};
+use brain_mcp_transport::FetchRequest;
 use bytes::Bytes;
 use http::Uri;
 
+use super::Net;
 use super::credentials::{Credentials, pkce_challenge, random_token};
 use super::flow::STEP_DEADLINE;
 use super::given::{AuthorizationPrompt, Delegated};
@@ -15,7 +16,7 @@ use super::given::{AuthorizationPrompt, Delegated};
 /// Who the client is at `authority`: a Client ID Metadata Document's URL where the
 /// server takes one, else a dynamic registration.
 pub(crate) async fn register(
-    http: &HttpClient,
+    net: &Net<'_>,
     authority: &Authority,
     delegated: &Delegated,
 ) -> Result<Credentials, String> {
@@ -37,8 +38,10 @@ pub(crate) async fn register(
         .parse()
         .map_err(|_| "authorization: the registration endpoint is not a URL")?;
     let body = code::registration_body(&delegated.client_name, &delegated.redirect_uri, server);
-    let req = FetchRequest::post(uri, "application/json", Bytes::from(body), STEP_DEADLINE);
-    let answer = http
+    let mut req = FetchRequest::post(uri, "application/json", Bytes::from(body), STEP_DEADLINE);
+    req.destinations = Some(net.destinations);
+    let answer = net
+        .http
         .fetch(req)
         .await
         .map_err(|e| format!("authorization: registration: {e}"))?;

@@ -313,7 +313,7 @@ mod tests {
             .expect("an assertion was sent");
         // Shown through any `Secrets`, even one that never heard of it: nothing of it.
         let echoed = format!("bad assertion {assertion} and key {pem}");
-        let shown = brain_mcp_proto::text::Secrets::none().shown(&echoed, 100_000);
+        let shown = Secrets::none().shown(&echoed, 100_000);
         assert!(!shown.contains(&assertion[..20]), "{shown}");
         let body = pem.lines().nth(1).unwrap();
         assert!(!shown.contains(&body[..20]), "{shown}");
@@ -349,7 +349,7 @@ mod tests {
             pair.as_str(),
             "brain-host-basic:sEcret/for+BASIC-test",
         ] {
-            let shown = brain_mcp_proto::text::Secrets::none().shown(echoed, 1000);
+            let shown = Secrets::none().shown(echoed, 1000);
             assert!(
                 !shown.contains("sEcret") && !shown.contains(&b64[..12]),
                 "{echoed} shown as {shown}"

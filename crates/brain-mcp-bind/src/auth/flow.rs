@@ -7,10 +7,11 @@ use std::time::Duration;
 use brain_mcp_proto::auth::token::{self, Grant, Token};
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Search, Step};
 use brain_mcp_proto::client::Header;
-use brain_mcp_transport::{FetchRequest, Fetched, HttpClient, Secrets};
+use brain_mcp_transport::{ErrorKind, FetchRequest, Fetched, Secrets, TransportError};
 use bytes::Bytes;
 use http::Uri;
 
+use super::Net;
 use super::credentials::Credentials;
 
 /// How long one authorization request may take (each counts inside the call's deadline).
@@ -20,37 +21,55 @@ const DOCUMENT_LIMIT: usize = 64 * 1024;
 
 /// Finds the authority for `server`, pinned to `issuer` when the client holds a secret.
 pub(crate) async fn find(
-    http: &HttpClient,
+    net: &Net<'_>,
     server: &HttpUrl,
     challenge: Option<&BearerChallenge>,
     issuer: Option<&str>,
 ) -> Result<Authority, String> {
     let mut search = Search::new(server, challenge, issuer);
+    // A document the destination rule kept from being fetched: the search goes on (the
+    // next place may serve it), and names the rule if it fails.
+    let mut refused: Option<String> = None;
     loop {
         match search.step() {
             Step::Fetch(url) => {
-                let answer = get(http, &url).await;
+                let answer = match get(net, &url).await {
+                    Ok(answer) => Some(answer),
+                    Err(e) if *e.kind() == ErrorKind::Destination => {
+                        refused.get_or_insert_with(|| e.to_string());
+                        None
+                    }
+                    Err(_) => None,
+                };
                 search.handle(answer.as_ref().map(|f| (f.status, f.body.as_ref())));
             }
             Step::Found(authority) => return Ok(*authority),
-            Step::Failed(e) => return Err(format!("authorization metadata: {e}")),
+            Step::Failed(e) => {
+                return Err(match refused {
+                    Some(why) => format!("authorization metadata: {e} ({why})"),
+                    None => format!("authorization metadata: {e}"),
+                });
+            }
             _ => return Err("authorization metadata: the search cannot go on".into()),
         }
     }
 }
 
-/// A GET of a metadata document; `None` when nothing usable came back.
-async fn get(http: &HttpClient, url: &str) -> Option<Fetched> {
-    let uri: Uri = url.parse().ok()?;
+/// A GET of a metadata document, within the server's destination rule.
+async fn get(net: &Net<'_>, url: &str) -> Result<Fetched, TransportError> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|_| TransportError::unauthorized("authorization metadata: not a URL"))?;
     let mut req = FetchRequest::get(uri, STEP_DEADLINE);
     req.limit = DOCUMENT_LIMIT;
-    http.fetch(req).await.ok()
+    req.destinations = Some(net.destinations);
+    net.http.fetch(req).await
 }
 
 /// Asks `authority`'s token endpoint for a token with `grant`, the client proving its
 /// identity with `credentials`; the client's secrets are sent there and nowhere else.
 pub(crate) async fn token(
-    http: &HttpClient,
+    net: &Net<'_>,
     authority: &Authority,
     credentials: &Credentials,
     grant: Grant<'_>,
@@ -85,7 +104,9 @@ pub(crate) async fn token(
         .map(|value| vec![Header::sensitive("authorization", value)])
         .unwrap_or_default();
     req.secrets = secrets.clone();
-    let answer = http
+    req.destinations = Some(net.destinations);
+    let answer = net
+        .http
         .fetch(req)
         .await
         .map_err(|e| format!("authorization: token request: {e}"))?;

@@ -18,10 +18,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use brain_mcp_proto::auth::code::with_offline_access;
+use brain_mcp_proto::auth::reach::{AddrClass, Destinations};
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
 use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::{BearerToken, HttpClient};
+use http::Uri;
 
 pub(crate) use credentials::Credentials;
 pub use given::{
@@ -34,6 +36,42 @@ use held::{Held, Remembered};
 /// (they fail with the same reason meanwhile): a server that refuses every token cannot
 /// make Brain hammer its authorization server, or a user with prompts.
 const FAILURE_HOLD: Duration = Duration::from_secs(10);
+
+/// What the URLs a server names may reach: the server's URL, from which its class is
+/// found (only when a document or token is to be fetched), and the host's allowance.
+#[derive(Debug)]
+pub(crate) struct Reach<'a> {
+    /// The client's HTTP pool.
+    pub(crate) http: &'a HttpClient,
+    /// The MCP server's URL, as configured.
+    pub(crate) server: &'a Uri,
+    /// The host config's `allow_private_auth_destinations`.
+    pub(crate) allow_private: bool,
+    /// The server's class when set (tests simulate servers off loopback with it), else
+    /// found from `server`.
+    pub(crate) class: Option<AddrClass>,
+}
+
+impl Reach<'_> {
+    /// The pool and the destination rule for this server, its class found now.
+    async fn net(&self) -> Net<'_> {
+        let class = match self.class {
+            Some(class) => class,
+            None => self.http.server_class(self.server).await,
+        };
+        Net {
+            http: self.http,
+            destinations: Destinations::new(class, self.allow_private),
+        }
+    }
+}
+
+/// The pool, and where the URLs a server names may go: every fetch of one carries it.
+#[derive(Debug)]
+pub(crate) struct Net<'a> {
+    pub(crate) http: &'a HttpClient,
+    pub(crate) destinations: Destinations,
+}
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 /// Its `Debug` names the issuer and scopes only: it holds tokens and client secrets.
@@ -123,6 +161,52 @@ impl Authorizer {
             .map(|h| h.token)
     }
 
+    /// A token for a message that closes or follows up work, renewed if the one held has
+    /// expired, without anything interactive or new: only at the authority already
+    /// known, with the client's given or registered identity, by refresh token or by
+    /// client credentials; never a search, a registration or a user's approval (a
+    /// cleanup step is no time to prompt anyone). `None` when none can be had that way.
+    pub(crate) async fn renew_quietly(
+        &self,
+        reach: &Reach<'_>,
+        server: &HttpUrl,
+    ) -> Option<BearerToken> {
+        if let Some(token) = self.bearer_for_cleanup() {
+            return Some(token);
+        }
+        let flight = self.flight.lock().await;
+        if let Some(token) = self.bearer_for_cleanup() {
+            return Some(token);
+        }
+        if flight.held_failure().is_some() {
+            return None;
+        }
+        let authority = flight.authority.clone()?;
+        let who = Credentials::of(&self.client)
+            .or_else(|| flight.registered.get(&authority.issuer).cloned())?;
+        let scope = self.scope();
+        let refresh = self
+            .held()
+            .filter(|h| h.issuer == authority.issuer)
+            .and_then(|h| h.refresh);
+        let net = reach.net().await;
+        let got = match (refresh, &self.client.delegated) {
+            (Some(refresh), _) => {
+                let grant = Grant::Refresh(refresh.expose());
+                flow::token(&net, &authority, &who, grant, scope.as_deref()).await
+            }
+            (None, None) => {
+                let grant = Grant::ClientCredentials;
+                flow::token(&net, &authority, &who, grant, scope.as_deref()).await
+            }
+            (None, Some(_)) => return None,
+        };
+        let token = got.ok()?;
+        let bearer = self.keep(token, scope, &authority.issuer, &who);
+        self.save(server).await;
+        Some(bearer)
+    }
+
     /// The tokens held and every secret handled, to remove from everything a server says.
     pub(crate) fn secrets(&self) -> Secrets {
         let held = self.held();
@@ -145,7 +229,7 @@ impl Authorizer {
     /// authority is known, a new one; else none (the server's 401 will say where to go).
     pub(crate) async fn prepare(
         &self,
-        http: &HttpClient,
+        reach: &Reach<'_>,
         server: &HttpUrl,
     ) -> Result<Option<BearerToken>, String> {
         if let Some(token) = self.bearer() {
@@ -162,7 +246,8 @@ impl Authorizer {
         if let Some(why) = flight.held_failure() {
             return Err(why);
         }
-        let result = self.get(http, &mut flight, server, self.scope()).await;
+        let net = reach.net().await;
+        let result = self.get(&net, &mut flight, server, self.scope()).await;
         flight.note(&result);
         result.map(Some)
     }
@@ -172,7 +257,7 @@ impl Authorizer {
     /// Calls refused together share one token request.
     pub(crate) async fn authorize(
         &self,
-        http: &HttpClient,
+        reach: &Reach<'_>,
         server: &HttpUrl,
         challenge: Option<&BearerChallenge>,
         refused: Option<&BearerToken>,
@@ -209,8 +294,9 @@ impl Authorizer {
             }
             flight.authority = None;
         }
+        let net = reach.net().await;
         let result = self
-            .authorize_in(http, &mut flight, server, challenge, step_up)
+            .authorize_in(&net, &mut flight, server, challenge, step_up)
             .await
             .and_then(|token| match refused {
                 Some(old) if *old == token => Err(
@@ -227,7 +313,7 @@ impl Authorizer {
 
     async fn authorize_in(
         &self,
-        http: &HttpClient,
+        net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         challenge: Option<&BearerChallenge>,
@@ -235,7 +321,7 @@ impl Authorizer {
     ) -> Result<BearerToken, String> {
         if flight.authority.is_none() {
             let pinned = self.client.issuer.as_deref();
-            let found = flow::find(http, server, challenge, pinned).await?;
+            let found = flow::find(net, server, challenge, pinned).await?;
             if !self.client.may_send_to(&found.issuer) {
                 return Err(format!(
                     "authorization: the server names the authorization server {:?}; the client \
@@ -258,7 +344,7 @@ impl Authorizer {
                 )
             })
         });
-        self.get(http, flight, server, wanted).await
+        self.get(net, flight, server, wanted).await
     }
 
     /// Once, the tokens the host's store kept for this server (when nothing is held).
@@ -296,12 +382,12 @@ impl Authorizer {
     /// grant (client credentials, or the user's approval); saved to the host's store.
     async fn get(
         &self,
-        http: &HttpClient,
+        net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, String> {
-        let token = self.fetch(http, flight, server, scope).await?;
+        let token = self.fetch(net, flight, server, scope).await?;
         self.save(server).await;
         Ok(token)
     }
@@ -310,12 +396,12 @@ impl Authorizer {
     /// grant.
     async fn fetch(
         &self,
-        http: &HttpClient,
+        net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, String> {
-        let who = self.identity(http, flight).await?;
+        let who = self.identity(net, flight).await?;
         let authority = flight
             .authority
             .as_ref()
@@ -326,14 +412,14 @@ impl Authorizer {
             .and_then(|h| h.refresh);
         if let Some(refresh) = refresh {
             let grant = Grant::Refresh(refresh.expose());
-            if let Ok(token) = flow::token(http, authority, &who, grant, scope.as_deref()).await {
+            if let Ok(token) = flow::token(net, authority, &who, grant, scope.as_deref()).await {
                 return Ok(self.keep(token, scope, &authority.issuer, &who));
             }
         }
         let token = match &self.client.delegated {
             None => {
                 flow::token(
-                    http,
+                    net,
                     authority,
                     &who,
                     Grant::ClientCredentials,
@@ -357,7 +443,7 @@ impl Authorizer {
                     verifier: &verifier,
                     redirect_uri: &delegated.redirect_uri,
                 };
-                flow::token(http, authority, &who, grant, None).await?
+                flow::token(net, authority, &who, grant, None).await?
             }
         };
         Ok(self.keep(token, scope, &authority.issuer, &who))
@@ -365,11 +451,7 @@ impl Authorizer {
 
     /// Who the client is at the current authorization server: as given, else as
     /// registered there (once per issuer).
-    async fn identity(
-        &self,
-        http: &HttpClient,
-        flight: &mut Flight,
-    ) -> Result<Credentials, String> {
+    async fn identity(&self, net: &Net<'_>, flight: &mut Flight) -> Result<Credentials, String> {
         if let Some(given) = Credentials::of(&self.client) {
             return Ok(given);
         }
@@ -385,7 +467,7 @@ impl Authorizer {
             .delegated
             .as_ref()
             .ok_or("authorization: the client has no client_id")?;
-        let got = code::register(http, authority, delegated).await?;
+        let got = code::register(net, authority, delegated).await?;
         if let Some(ClientProof::Secret(secret)) = &got.proof {
             lock(&self.remembered).add(&Secret::new(secret.expose()));
         }
@@ -473,3 +555,6 @@ impl Authorizers {
             .clone()
     }
 }
+
+#[cfg(test)]
+mod tests;

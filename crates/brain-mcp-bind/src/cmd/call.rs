@@ -120,6 +120,7 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
             return EXIT_FAILED;
         }
     };
+    client.set_allow_private_auth_destinations(prepared.config.allow_private_auth_destinations());
     let logging = Logging::new("mcp-call", prepared.verbose, secrets_of(&prepared, &client));
     let code = runtime.block_on(logging.run(run(prepared, client, out, err)));
     logging.finish(err);

@@ -52,6 +52,11 @@ const SPECS: &[FlagSpec] = &[
         help: "the authorization server the OAuth credentials may go to, and the only one; without it, nothing secret is sent: the server's authorization server is found and named, to review and pin",
     },
     FlagSpec {
+        name: "allow-private-auth-destinations",
+        value: "",
+        help: "let URLs the server names for authorization reach private, link-local and unique-local addresses even when the server is not on that network (the host config's allow_private_auth_destinations); loopback stays reachable only for a server on loopback",
+    },
+    FlagSpec {
         name: "tenant",
         value: "TENANT",
         help: "the tenant allowed to use the tools",
@@ -80,7 +85,7 @@ const SPECS: &[FlagSpec] = &[
 
 const USAGE: &str = "mcp-tools -url URL [-token-env NAME | OAUTH] -tenant TENANT -tools a,b,c [-timeout SECONDS]
        mcp-tools -list URL [-token-env NAME | OAUTH] [-timeout SECONDS]
-       OAUTH: -oauth-client-id ID (-oauth-secret-env NAME | -oauth-key-env NAME) [-oauth-scopes a,b] [-oauth-issuer URL]";
+       OAUTH: -oauth-client-id ID (-oauth-secret-env NAME | -oauth-key-env NAME) [-oauth-scopes a,b] [-oauth-issuer URL] [-allow-private-auth-destinations]";
 const ABOUT: &str = "Connects to an MCP server (either protocol era), reads its whole tool list and prints \
 a JSON array with one Brain tool binding per named tool, in the order named. Review the output, then \
 copy it into the tools array of the host config. With -list, prints one line per tool the server \
@@ -111,7 +116,7 @@ enum Job {
 
 /// Runs `mcp-tools` with `args` (without the program name).
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let (job, verbose, oauth_vars) = match prepare(args) {
+    let (job, verbose, oauth_vars, allow_private) = match prepare(args) {
         Ok(Some(r)) => r,
         Ok(None) => {
             let _ = write!(out, "{}", flags::help(USAGE, ABOUT, SPECS));
@@ -142,6 +147,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_FAILED;
         }
     };
+    client.set_allow_private_auth_destinations(allow_private);
     let logging = Logging::new("mcp-tools", verbose, secrets_of(&job, &oauth_vars, &client));
     let code = runtime.block_on(logging.run(async {
         // A stop signal drops the discovery, whose session then closes itself; the flush
@@ -244,7 +250,11 @@ fn listing(tools: &[Tool]) -> String {
     lines.join("\n")
 }
 
-fn prepare(args: &[String]) -> Result<Option<(Job, bool, Vec<String>)>, String> {
+/// A job and how to run it: `-v`, the variables holding OAuth secrets, and
+/// `-allow-private-auth-destinations`.
+type Prepared = (Job, bool, Vec<String>, bool);
+
+fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
     let flags = match flags::parse(SPECS, args).map_err(|e| e.to_string())? {
         Parsed::Help => return Ok(None),
         Parsed::Run(flags) => flags,
@@ -254,7 +264,8 @@ fn prepare(args: &[String]) -> Result<Option<(Job, bool, Vec<String>)>, String> 
         .iter()
         .filter_map(|f| flags.get(f).map(str::to_owned))
         .collect();
-    prepare_job(&flags).map(|job| Some((job, verbose, vars)))
+    let allow_private = flags.is_set("allow-private-auth-destinations");
+    prepare_job(&flags).map(|job| Some((job, verbose, vars, allow_private)))
 }
 
 /// The OAuth client the `-oauth-*` flags describe, if any.
@@ -358,5 +369,24 @@ fn deadline(flag: Option<&str>) -> Result<Duration, String> {
                 "-timeout {s:?} is not a number of seconds between 0 and 3600"
             )),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn private_auth_destinations_are_allowed_only_when_asked() {
+        let base = ["-list", "https://mcp.example.com/mcp"];
+        let (_, _, _, allow) = prepare(&args(&base)).unwrap().unwrap();
+        assert!(!allow);
+        let with = [&base[..], &["-allow-private-auth-destinations"]].concat();
+        let (_, _, _, allow) = prepare(&args(&with)).unwrap().unwrap();
+        assert!(allow);
     }
 }

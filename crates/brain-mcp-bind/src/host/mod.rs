@@ -225,6 +225,9 @@ impl ToolHost {
     }
 
     fn with_executor(config: HostConfig, executor: McpExecutor) -> Self {
+        executor
+            .client()
+            .set_allow_private_auth_destinations(config.allow_private_auth_destinations());
         let mut token_vars = reload::secret_vars(&config);
         token_vars.sort_unstable();
         token_vars.dedup();
@@ -396,6 +399,8 @@ impl ToolHost {
             .unwrap_or_else(PoisonError::into_inner)
             .reload(config)
             .map_err(|m| HostError::new(HostErrorKind::Invalid, m))?;
+        self.client()
+            .set_allow_private_auth_destinations(config.allow_private_auth_destinations());
         let mut vars = self
             .inner
             .token_vars

@@ -1,6 +1,7 @@
 //! A link over Streamable HTTP: the transport's pooled client and one target.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use brain_mcp_proto::auth::retry::{Refusal, Rounds};
 use brain_mcp_proto::auth::{self, HttpUrl};
@@ -11,8 +12,12 @@ use brain_mcp_transport::{
 use tracing::Instrument;
 
 use super::Ended;
-use crate::auth::Authorizer;
+use crate::auth::{Authorizer, Reach};
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
+
+/// The most of a cleanup step ([`CLEANUP_STEP_DEADLINE`], 2 s) a quiet renewal may take;
+/// the message keeps the rest.
+const RENEWAL_BUDGET: Duration = Duration::from_secs(1);
 use crate::observe::{self, Peer};
 use crate::target::Target;
 
@@ -70,28 +75,37 @@ impl HttpLink {
     /// [`Self::cleanup_bearer`] picks.
     async fn post(&self, out: Outgoing, budget: usize) -> Result<PostReply, TransportError> {
         let span = observe::exchange_span(&self.target, &out);
-        let bearer = self.cleanup_bearer().await;
+        let bearer = self.cleanup_bearer(RENEWAL_BUDGET).await;
         let req = self.post_request(out, budget, bearer);
         self.client.http().post(req).instrument(span).await
     }
 
     /// The token for a message that closes or follows up work: the one held while it
-    /// has not expired (inside its renewal margin too); else, for an OAuth server, a
-    /// renewed one, got within one cleanup step, as a request would get it. A message
-    /// never goes bare while a token can be had: the server would refuse it, and a
-    /// cancel refused leaves the tool running.
-    async fn cleanup_bearer(&self) -> Option<BearerToken> {
+    /// has not expired (inside its renewal margin too); else, for an OAuth server, one
+    /// renewed quietly (refresh token or client credentials at the authority already
+    /// known: [`Authorizer::renew_quietly`]) within `budget`. A message never goes bare
+    /// while a token can be had that way: the server would refuse it, and a cancel
+    /// refused leaves the tool running.
+    async fn cleanup_bearer(&self, budget: Duration) -> Option<BearerToken> {
         if let Some(token) = self.target.bearer_for_cleanup() {
             return Some(token);
         }
         let auth = self.target.auth.as_ref()?;
         let server = HttpUrl::parse(&self.target.key).ok()?;
-        let http = self.client.http();
-        let renewed = http
-            .background_timer()
-            .timeout(CLEANUP_STEP_DEADLINE, auth.prepare(http, &server))
-            .await;
-        renewed.and_then(Result::ok).flatten()
+        let reach = self.reach();
+        let renewal = auth.renew_quietly(&reach, &server);
+        let timer = self.client.http().background_timer();
+        timer.timeout(budget, renewal).await.flatten()
+    }
+
+    /// What the URLs this server names may reach.
+    fn reach(&self) -> Reach<'_> {
+        Reach {
+            http: self.client.http(),
+            server: &self.target.url,
+            allow_private: self.client.allows_private_auth_destinations(),
+            class: self.client.server_class_given(),
+        }
     }
 
     /// Sends a request and returns its replies. A server that wants an OAuth token gets
@@ -119,10 +133,10 @@ impl HttpLink {
         out: Outgoing,
         budget: usize,
     ) -> Result<ReplyStream, TransportError> {
-        let http = self.client.http();
         let server = HttpUrl::parse(&self.target.key)
             .map_err(|_| authorization("authorization: the server URL cannot be used".into()))?;
-        let mut bearer = auth.prepare(http, &server).await.map_err(authorization)?;
+        let reach = self.reach();
+        let mut bearer = auth.prepare(&reach, &server).await.map_err(authorization)?;
         let mut rounds = Rounds::new(bearer.is_some());
         loop {
             let result = self.request_once(out.clone(), budget, bearer.clone()).await;
@@ -143,7 +157,7 @@ impl HttpLink {
                 _ => return result,
             };
             let token = auth
-                .authorize(http, &server, read.as_ref(), bearer.as_ref(), step_up)
+                .authorize(&reach, &server, read.as_ref(), bearer.as_ref(), step_up)
                 .await
                 .map_err(authorization)?;
             bearer = Some(token);
@@ -182,7 +196,10 @@ impl HttpLink {
         let target = &self.target;
         let id = framing.session_id();
         let headers = target.and_headers(headers);
-        let bearer = self.cleanup_bearer().await;
+        // One step for both: the renewal, if any, and the DELETE.
+        let started = std::time::Instant::now();
+        let bearer = self.cleanup_bearer(RENEWAL_BUDGET).await;
+        let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
         let answer = self
             .client
             .http()
@@ -191,7 +208,7 @@ impl HttpLink {
                 &headers,
                 bearer.as_ref(),
                 &target.secrets_now(),
-                CLEANUP_STEP_DEADLINE,
+                left,
             )
             .instrument(observe::delete_span(target, id))
             .await;

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod jwt;
 pub mod lifetime;
 pub mod metadata;
+pub mod reach;
 pub mod retry;
 pub mod scope;
 pub mod token;
@@ -21,6 +22,7 @@ pub mod url;
 
 pub use authority::{Authority, Search, Step};
 pub use challenge::{BearerChallenge, bearer};
+pub use reach::{AddrClass, Destinations, Refused};
 pub use token::{ClientAuth, Token};
 pub use url::{HttpUrl, UrlError};
 

@@ -2,6 +2,8 @@
 //! `http(s)` URL split into origin and path, its canonical form for comparisons, and the
 //! well-known URLs built from it.
 
+use super::reach::{AddrClass, host_class};
+
 /// An absolute `http` or `https` URL, split.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpUrl {
@@ -26,7 +28,8 @@ pub enum UrlError {
     /// Whitespace, control characters, quotes, angle brackets, backslashes or a fragment.
     #[error("holds characters a URL for authorization may not")]
     Unsafe,
-    /// Plain `http` to a host that is neither loopback nor the server's own.
+    /// Plain `http` to a host that is not the server's own origin, nor loopback for a
+    /// server on loopback.
     #[error("is not https")]
     Insecure,
 }
@@ -109,9 +112,12 @@ impl HttpUrl {
 
 /// Whether an authorization URL a peer named may be used for a server at `server`: an
 /// absolute URL without whitespace, control characters, quotes, angle brackets,
-/// backslashes or a fragment, over `https`, or over `http` only to a loopback host or to
-/// the server's own origin (an `http` server configured so by its operator). A URL that
-/// fails is never fetched, posted to, or shown to a user.
+/// backslashes or a fragment, over `https`, or over `http` only to the server's own
+/// origin (an `http` server configured so by its operator) or, for a server on loopback,
+/// to a loopback host. A URL that fails is never fetched, posted to, or shown to a user.
+///
+/// This is the text rule; where the URL may connect to, once its name is resolved, is
+/// [`super::reach::Destinations`]'s.
 pub fn check_endpoint(url: &str, server: &HttpUrl) -> Result<HttpUrl, UrlError> {
     if url.chars().any(|c| {
         c.is_whitespace() || c.is_control() || matches!(c, '"' | '<' | '>' | '\\' | '`' | '#')
@@ -119,7 +125,8 @@ pub fn check_endpoint(url: &str, server: &HttpUrl) -> Result<HttpUrl, UrlError> 
         return Err(UrlError::Unsafe);
     }
     let parsed = HttpUrl::parse(url)?;
-    if parsed.scheme == "https" || parsed.is_loopback() || parsed.origin() == server.origin() {
+    let local = parsed.is_loopback() && server.is_loopback();
+    if parsed.scheme == "https" || local || parsed.origin() == server.origin() {
         Ok(parsed)
     } else {
         Err(UrlError::Insecure)
@@ -134,18 +141,21 @@ pub fn same_issuer(a: &str, b: &str) -> bool {
 }
 
 impl HttpUrl {
-    /// Whether the host is `localhost`, a `*.localhost` name, `127.x.x.x` or `[::1]`.
-    pub fn is_loopback(&self) -> bool {
-        let host = match self.authority.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or_default(),
+    /// The host as written, without port (an IPv6 literal keeps its brackets).
+    pub fn host(&self) -> &str {
+        match self.authority.strip_prefix('[') {
+            Some(v6) => v6
+                .find(']')
+                .and_then(|end| self.authority.get(..end + 2))
+                .unwrap_or(&self.authority),
             None => self.authority.split(':').next().unwrap_or_default(),
-        };
-        host == "localhost"
-            || host.ends_with(".localhost")
-            || host == "::1"
-            || host.strip_prefix("127.").is_some_and(|rest| {
-                rest.split('.').count() == 3 && rest.split('.').all(|p| p.parse::<u8>().is_ok())
-            })
+        }
+    }
+
+    /// Whether the host is `localhost`, a `*.localhost` name, or a loopback address
+    /// (`127.0.0.0/8`, `[::1]`, `[::ffff:127.x.x.x]`).
+    pub fn is_loopback(&self) -> bool {
+        host_class(self.host()) == Some(AddrClass::Loopback)
     }
 }
 
@@ -157,9 +167,31 @@ mod tests {
     fn endpoints_a_peer_names() {
         let server = HttpUrl::parse("https://mcp.example.com/mcp").unwrap();
         assert!(check_endpoint("https://auth.example.com/token", &server).is_ok());
-        assert!(check_endpoint("http://127.0.0.1:8080/token", &server).is_ok());
-        assert!(check_endpoint("http://localhost:3000/authorize", &server).is_ok());
-        assert!(check_endpoint("http://[::1]:3000/authorize", &server).is_ok());
+        // Plain http to loopback, named for a server that is not on loopback: refused.
+        for local in [
+            "http://127.0.0.1:8080/token",
+            "http://localhost:3000/authorize",
+            "http://[::1]:3000/authorize",
+            "http://evil.localhost/x?y=1",
+        ] {
+            assert_eq!(
+                check_endpoint(local, &server).unwrap_err(),
+                UrlError::Insecure,
+                "{local}"
+            );
+        }
+        // ... and allowed for a server that is on loopback itself.
+        for on_loopback in [
+            "http://127.0.0.1:9/mcp",
+            "http://localhost:9/mcp",
+            "http://[::1]:9/mcp",
+        ] {
+            let local = HttpUrl::parse(on_loopback).unwrap();
+            assert!(check_endpoint("http://127.0.0.1:8080/token", &local).is_ok());
+            assert!(check_endpoint("http://localhost:3000/authorize", &local).is_ok());
+            assert!(check_endpoint("http://[::1]:3000/authorize", &local).is_ok());
+            assert!(check_endpoint("http://auth.example.com/token", &local).is_err());
+        }
         assert_eq!(
             check_endpoint("http://auth.example.com/token", &server).unwrap_err(),
             UrlError::Insecure
@@ -182,6 +214,18 @@ mod tests {
         let plain = HttpUrl::parse("http://mcp.internal/mcp").unwrap();
         assert!(check_endpoint("http://mcp.internal/token", &plain).is_ok());
         assert!(check_endpoint("http://other.internal/token", &plain).is_err());
+    }
+
+    #[test]
+    fn hosts_and_loopback() {
+        let p = |s| HttpUrl::parse(s).unwrap();
+        assert_eq!(p("http://[::1]:8/x").host(), "[::1]");
+        assert_eq!(p("http://h:8/x").host(), "h");
+        assert!(p("http://127.1.2.3/").is_loopback());
+        assert!(p("http://[::ffff:127.0.0.1]/").is_loopback());
+        assert!(p("http://a.localhost:1/").is_loopback());
+        assert!(!p("http://127.0.0.1.evil.com/").is_loopback());
+        assert!(!p("http://10.0.0.1/").is_loopback());
     }
 
     #[test]

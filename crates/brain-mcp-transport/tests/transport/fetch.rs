@@ -93,3 +93,53 @@ async fn an_answer_over_the_bound_fails_and_names_no_secret() {
     assert_eq!(err.kind(), &ErrorKind::Timeout);
     assert!(!err.to_string().contains("hunter2"), "{err}");
 }
+
+/// A fetch under the destination rule, for a server on loopback: over https to a
+/// `localhost` name (the certificate checked by that name on the connection of its own,
+/// h2 as ALPN picks), with its body and headers, and each one on a new connection.
+#[tokio::test]
+async fn a_checked_fetch_goes_over_tls_on_a_connection_of_its_own() {
+    use brain_mcp_transport::{AddrClass, Destinations, HttpClient};
+    let pki = crate::tls::pki();
+    let server = TestServer::start_with(
+        handler(|seen| async move {
+            if seen.body.as_ref() == b"grant_type=client_credentials" {
+                json(StatusCode::OK, r#"{"access_token":"t"}"#)
+            } else {
+                json(StatusCode::BAD_REQUEST, "{}")
+            }
+        }),
+        Some(crate::tls::acceptor(&pki)),
+    )
+    .await;
+    let c = HttpClient::new(crate::tls::trusting(&pki)).unwrap();
+    let url: http::Uri = format!("https://localhost:{}/token", server.addr.port())
+        .parse()
+        .unwrap();
+    for round in 1..=2 {
+        let mut req = FetchRequest::post(
+            url.clone(),
+            "application/x-www-form-urlencoded",
+            Bytes::from_static(b"grant_type=client_credentials"),
+            Duration::from_secs(5),
+        );
+        req.headers = vec![Header::sensitive(
+            "authorization",
+            "Basic c2VjcmV0".to_owned(),
+        )];
+        req.destinations = Some(Destinations::new(AddrClass::Loopback, false));
+        let got = c.fetch(req).await.unwrap();
+        assert_eq!(got.status, 200);
+        assert_eq!(got.body.as_ref(), br#"{"access_token":"t"}"#);
+        assert_eq!(server.accepted(), round, "a new connection each time");
+    }
+    let seen = &server.seen()[0];
+    assert_eq!(seen.version, http::Version::HTTP_2);
+    assert_eq!(seen.headers["authorization"], "Basic c2VjcmV0");
+    // The same URL for a server elsewhere: refused, nothing more accepted.
+    let mut req = FetchRequest::get(url, Duration::from_secs(5));
+    req.destinations = Some(Destinations::new(AddrClass::Public, true));
+    let err = c.fetch(req).await.unwrap_err();
+    assert_eq!(*err.kind(), ErrorKind::Destination);
+    assert_eq!(server.accepted(), 2);
+}

@@ -84,6 +84,9 @@ fn nesting(json: &str) -> usize {
     deepest
 }
 
+/// The root keys whose values [`Root::others`] keeps.
+pub(crate) const ROOT_SETTINGS: &[&str] = &["allow_private_auth_destinations"];
+
 /// What the root of a streamed document held besides the tools.
 #[derive(Debug, Default)]
 pub(crate) struct Root {
@@ -93,6 +96,9 @@ pub(crate) struct Root {
     pub(crate) keys: Vec<String>,
     /// Whether `tools` was there and held something other than an array.
     pub(crate) tools_not_array: bool,
+    /// The values of the root's settings besides `tools` (the first of each; a repeat is
+    /// an error): only those of [`ROOT_SETTINGS`], so an unknown field's value is not kept.
+    pub(crate) others: Vec<(String, Value)>,
 }
 
 /// What [`stream`] calls with each element of the root's `tools` array: its index, its
@@ -339,7 +345,10 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_, 'de> {
                     at: Step::Key(&Step::Root, &key),
                     duplicates: self.duplicates,
                 };
-                map.next_value_seed(child)?;
+                let value = map.next_value_seed(child)?;
+                if !repeated && ROOT_SETTINGS.contains(&key.as_str()) {
+                    root.others.push((key.clone(), value));
+                }
             }
             if !repeated {
                 root.keys.push(key);

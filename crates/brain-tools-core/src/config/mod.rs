@@ -31,13 +31,17 @@ use written::Written;
 pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The fields of the document itself.
-const ROOT_FIELDS: &[&str] = &["tools"];
+const ROOT_FIELDS: &[&str] = &["tools", ALLOW_PRIVATE];
+
+/// The root field that lets URLs a server names reach private networks.
+const ALLOW_PRIVATE: &str = "allow_private_auth_destinations";
 
 /// A loaded, validated host config: the registry of tool bindings by name.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
     tools: Vec<Arc<Binding>>,
     by_name: HashMap<String, usize>,
+    allow_private_auth_destinations: bool,
 }
 
 impl HostConfig {
@@ -68,6 +72,9 @@ impl HostConfig {
         }
         if root.tools_not_array {
             checker.errors.push("tools", NOT_AN_ARRAY);
+        }
+        for (key, value) in &root.others {
+            checker.root_field(key, value);
         }
         checker.finish(root.keys.iter().map(String::as_str))
     }
@@ -118,6 +125,9 @@ impl HostConfig {
             Some(_) => checker.errors.push("tools", NOT_AN_ARRAY),
             None => {}
         }
+        for (key, value) in root {
+            checker.root_field(key, value);
+        }
         checker.finish(root.keys().map(String::as_str))
     }
 
@@ -129,6 +139,15 @@ impl HostConfig {
     /// The binding the model knows as `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
         self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// `allow_private_auth_destinations` (default `false`): whether URLs a server names
+    /// for authorization (its metadata, its authorization server's endpoints) may reach
+    /// private, link-local and unique-local addresses whatever network the server is on.
+    /// Loopback stays reachable only for servers on loopback. See
+    /// `docs/untrusted-servers.md`.
+    pub fn allow_private_auth_destinations(&self) -> bool {
+        self.allow_private_auth_destinations
     }
 }
 
@@ -146,9 +165,22 @@ struct Checker {
     first_use: HashMap<String, String>,
     /// Each server's `max_in_flight` and the binding that first gave it (its path).
     limits: HashMap<String, (u32, String)>,
+    /// The root's `allow_private_auth_destinations`.
+    allow_private: bool,
 }
 
 impl Checker {
+    /// Checks a root field other than `tools` (unknown ones are reported by `finish`).
+    fn root_field(&mut self, key: &str, value: &Value) {
+        if key != ALLOW_PRIVATE {
+            return;
+        }
+        match value {
+            Value::Bool(allow) => self.allow_private = *allow,
+            _ => self.errors.push(ALLOW_PRIVATE, "must be true or false"),
+        }
+    }
+
     /// Checks the binding at `path` (an element of `tools`).
     fn tool(&mut self, path: &str, binding: Option<&Written<'_>>) {
         // Duplicate names are found even in bindings with other problems.
@@ -215,7 +247,11 @@ impl Checker {
             .enumerate()
             .map(|(i, binding)| (binding.name.to_string(), i))
             .collect();
-        Ok(HostConfig { tools, by_name })
+        Ok(HostConfig {
+            tools,
+            by_name,
+            allow_private_auth_destinations: self.allow_private,
+        })
     }
 }
 

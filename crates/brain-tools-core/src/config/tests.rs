@@ -166,6 +166,50 @@ fn root_rules() {
 }
 
 #[test]
+fn private_auth_destinations_are_refused_unless_the_root_allows_them() {
+    let load = |text: &str| HostConfig::load(text);
+    assert!(
+        !load(r#"{"tools": []}"#)
+            .unwrap()
+            .allow_private_auth_destinations()
+    );
+    for (text, want) in [
+        (
+            r#"{"tools": [], "allow_private_auth_destinations": true}"#,
+            true,
+        ),
+        (
+            r#"{"allow_private_auth_destinations": false, "tools": []}"#,
+            false,
+        ),
+    ] {
+        assert_eq!(
+            load(text).unwrap().allow_private_auth_destinations(),
+            want,
+            "{text}"
+        );
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            HostConfig::from_value(&value)
+                .unwrap()
+                .allow_private_auth_destinations(),
+            want
+        );
+    }
+    let error = load(r#"{"tools": [], "allow_private_auth_destinations": "yes"}"#).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "allow_private_auth_destinations: must be true or false"
+    );
+    let error = HostConfig::from_value(&json!({"tools": [], "allow_private_auth_destinations": 1}))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "allow_private_auth_destinations: must be true or false"
+    );
+}
+
+#[test]
 fn inspect_session_is_refused_on_mcp_bindings() {
     for value in [true, false] {
         assert_eq!(
@@ -439,7 +483,7 @@ fn all_errors_are_reported_at_once() {
          tools[0].timout: unknown field; expected one of: name, description, input_schema, url, \
          mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight\n\
          tools[1].max_output_bytes: must be between 1 and 67108864\n\
-         extra: unknown field; expected one of: tools"
+         extra: unknown field; expected one of: tools, allow_private_auth_destinations"
     );
 }
 

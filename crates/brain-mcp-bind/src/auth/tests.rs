@@ -1,0 +1,171 @@
+//! The destination rule through the whole authorization path: a server that names its
+//! host's loopback in its challenge gets nothing fetched there unless it is on loopback
+//! itself. The test servers all listen on 127.0.0.1, so a server off loopback is
+//! simulated with [`McpClient::take_servers_as`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use brain_mcp_proto::auth::AddrClass;
+use brain_tests::server::{Era, RawReply, ServerConfig, TestServer};
+use brain_tools_core::Secret;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::discover::{self, DiscoverErrorKind};
+use crate::{ClientProof, McpClient, OAuthClient};
+
+/// A loopback service that counts the connections it accepts and answers `{}`.
+async fn loopback_service() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                              content-length: 2\r\nconnection: close\r\n\r\n{}";
+                let _ = sock.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    (port, accepted)
+}
+
+/// An MCP server that answers every request with a challenge naming `metadata`.
+fn naming(metadata: String) -> TestServer {
+    let challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+    TestServer::start(
+        ServerConfig::new(Era::Stateless)
+            .hook(move |_| Some(RawReply::json(401, "{}").header("www-authenticate", &challenge))),
+    )
+}
+
+/// Credentials pinned to an issuer that never resolves: the search reads the server's
+/// documents, then fails at the issuer, naming what the rule refused on the way.
+fn oauth() -> OAuthClient {
+    OAuthClient::pinned(
+        "https://auth.invalid",
+        "brain-host",
+        ClientProof::Secret(Secret::new("s3cret")),
+    )
+}
+
+#[tokio::test]
+async fn a_server_off_loopback_cannot_send_the_host_to_its_loopback() {
+    let (port, accepted) = loopback_service().await;
+    let server = naming(format!("http://evil.localhost:{port}/admin/reset?all=1"));
+    let client = McpClient::new().unwrap();
+    client.take_servers_as(AddrClass::Public);
+    let deadline = Duration::from_secs(10);
+    let err = discover::list_oauth(&client, &server.url(), &oauth(), deadline)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), DiscoverErrorKind::Refused, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("a loopback address is reached only for a server on loopback"),
+        "{message}"
+    );
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        0,
+        "nothing reached loopback"
+    );
+}
+
+#[tokio::test]
+async fn a_public_server_cannot_send_the_host_to_a_private_address_literal() {
+    let server = naming("https://10.0.0.7/.well-known/oauth-protected-resource".into());
+    let client = McpClient::new().unwrap();
+    client.take_servers_as(AddrClass::Public);
+    let err = discover::list_oauth(&client, &server.url(), &oauth(), Duration::from_secs(10))
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("a private address"), "{message}");
+    assert!(
+        message.contains("allow_private_auth_destinations"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_on_loopback_still_reaches_loopback() {
+    let (port, accepted) = loopback_service().await;
+    let server = naming(format!("http://localhost:{port}/metadata"));
+    let client = McpClient::new().unwrap();
+    // The metadata served is no use, so the search fails; but it was fetched.
+    let _ = discover::list_oauth(&client, &server.url(), &oauth(), Duration::from_secs(10)).await;
+    assert!(accepted.load(Ordering::SeqCst) >= 1);
+}
+
+/// A host with one `echo` binding to `url`, credentials pinned to an issuer that never
+/// resolves, and the given `allow_private_auth_destinations`.
+fn host(url: &str, allow_private: bool) -> crate::ToolHost {
+    let config = brain_tools_core::HostConfig::from_value(&serde_json::json!({
+        "allow_private_auth_destinations": allow_private,
+        "tools": [{
+            "name": "echo",
+            "description": "echo",
+            "input_schema": {"type": "object"},
+            "url": url,
+            "mcp_tool": "echo",
+            "tenants": ["local"],
+            "timeout_seconds": 10,
+            "oauth": {
+                "issuer": "https://auth.invalid",
+                "client_id": "brain-host",
+                "client_secret_env": "CARGO_PKG_NAME",
+            },
+        }],
+    }))
+    .unwrap();
+    crate::ToolHost::new(config, brain_mcp_transport::ClientConfig::default()).unwrap()
+}
+
+#[test]
+fn the_host_config_setting_reaches_the_client_and_follows_reloads() {
+    assert!(
+        !host("http://127.0.0.1:9/mcp", false)
+            .client()
+            .allows_private_auth_destinations()
+    );
+    let allowed = host("http://127.0.0.1:9/mcp", true);
+    assert!(allowed.client().allows_private_auth_destinations());
+    let plain = brain_tools_core::HostConfig::from_value(&serde_json::json!({"tools": []}));
+    allowed.reload(&plain.unwrap()).unwrap();
+    assert!(!allowed.client().allows_private_auth_destinations());
+}
+
+#[tokio::test]
+async fn a_call_whose_server_names_loopback_fails_as_authorization_failed() {
+    let (port, accepted) = loopback_service().await;
+    let server = naming(format!("http://127.0.0.1:{port}/admin?x=1"));
+    // The setting never opens loopback.
+    let host = host(&server.url(), true);
+    host.client().take_servers_as(AddrClass::Public);
+    let call = brain_tools_core::ToolCall::new("local", "s", "c1", serde_json::json!({}));
+    let result = host.call("echo", call).result().await;
+    assert!(result.is_error, "{result:?}");
+    assert_eq!(result.unknown_outcome, Some(false), "{result:?}");
+    let error = result.error.unwrap();
+    assert_eq!(error.kind, brain_tools_core::ErrorKind::AuthorizationFailed);
+    assert!(
+        error
+            .message
+            .contains("a loopback address is reached only for a server on loopback"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        0,
+        "nothing reached loopback"
+    );
+}
