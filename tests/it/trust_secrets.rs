@@ -144,3 +144,38 @@ async fn the_session_delete_inside_the_renewal_margin_carries_the_token() {
     );
     assert_eq!(deletes[0].status, Some(200), "and the session was closed");
 }
+
+#[tokio::test]
+async fn a_token_a_header_cannot_carry_fails_as_authorization_failed_and_is_never_sent() {
+    for token in [
+        "tok-evil\r\nX-Injected: 1",
+        "tok-nul\u{0}x",
+        "tok-del\u{7f}x",
+        "tok spaced",
+    ] {
+        let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
+        let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+        auth.configure(|c| {
+            c.resource = server.url();
+            c.access_token = Some(token.to_owned());
+        });
+        let echo = binding(oauth_spec(&server.url(), &auth.url(), "echo"));
+        let h = Harness::new();
+        let out = call(&h, &echo, "c1", json!({"text": "hi"})).await;
+        let message =
+            crate::call_support::assert_failure(&out.result, "authorization_failed", false);
+        assert!(
+            message.contains("Authorization header"),
+            "{token:?}: {message}"
+        );
+        assert!(
+            server
+                .stats()
+                .received
+                .iter()
+                .all(|r| r.authorization.is_none()),
+            "{token:?}: never sent"
+        );
+        h.flush().await;
+    }
+}

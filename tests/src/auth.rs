@@ -47,6 +47,9 @@ pub struct AuthConfig {
     pub refuse_tokens: bool,
     /// Refresh tokens are issued with access tokens.
     pub refresh_tokens: bool,
+    /// Every token response carries this access token instead of the one issued (a
+    /// hostile server's choice; the MCP server still accepts only tokens issued).
+    pub access_token: Option<String>,
 }
 
 impl AuthConfig {
@@ -63,6 +66,7 @@ impl AuthConfig {
             metadata_issuer: None,
             refuse_tokens: false,
             refresh_tokens: false,
+            access_token: None,
         }
     }
 }
@@ -401,7 +405,8 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
     state.issued += 1;
     let token = token_name(state.issued);
     state.valid.insert(token.clone());
-    let mut answer = json!({"access_token": token, "token_type": "Bearer"});
+    let given = config.access_token.clone().unwrap_or(token);
+    let mut answer = json!({"access_token": given, "token_type": "Bearer"});
     if let Some(expires) = config.expires_in {
         answer["expires_in"] = json!(expires);
     }

@@ -9,9 +9,12 @@ use http::Uri;
 
 use crate::auth::{Authorizer, Authorizers, OAuthClient};
 
+/// The shortest header value of a binding that counts as a secret, in bytes.
+pub(crate) const SECRET_HEADER_LEN: usize = 16;
+
 /// Where a request goes: the endpoint, the token for it, and the extra headers every
-/// request to it carries.
-#[derive(Clone, Debug)]
+/// request to it carries. Its `Debug` shows the origin and header names only.
+#[derive(Clone)]
 pub(crate) struct Target {
     /// The MCP endpoint.
     pub(crate) url: Uri,
@@ -33,6 +36,18 @@ pub(crate) struct Target {
     pub(crate) secrets: Secrets,
     /// OAuth tokens, got when the server asks, in place of a static bearer token.
     pub(crate) auth: Option<Arc<Authorizer>>,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("origin", &self.origin)
+            .field("bearer", &self.bearer)
+            .field("headers", &self.headers)
+            .field("secrets", &self.secrets)
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Target {
@@ -71,12 +86,25 @@ impl Target {
         &self.origin
     }
 
-    /// This target with `headers` (a binding's, already checked) on every request.
+    /// This target with `headers` (a binding's, already checked) on every request. A
+    /// value of [`SECRET_HEADER_LEN`] bytes or more is taken for a key (`X-Api-Key`) and is
+    /// a secret of every call to this target, known process-wide; shorter ones are labels
+    /// (`X-Team: search`) that would blank ordinary words if removed.
     pub(crate) fn with_headers(mut self, headers: &[(String, String)]) -> Self {
         self.headers = headers
             .iter()
             .map(|(name, value)| Header::sensitive(name.to_ascii_lowercase(), value.clone()))
             .collect();
+        let keys: Vec<&str> = headers
+            .iter()
+            .map(|(_, value)| value.as_str())
+            .filter(|value| value.len() >= SECRET_HEADER_LEN)
+            .collect();
+        if !keys.is_empty() {
+            keys.iter()
+                .for_each(|key| brain_mcp_proto::text::learn(key));
+            self.secrets = self.secrets.with(keys);
+        }
         self
     }
 
@@ -124,6 +152,24 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_header_values_are_secrets_short_ones_labels() {
+        let target = Target::new("http://127.0.0.1:1/mcp", None)
+            .unwrap()
+            .with_headers(&[
+                ("X-Api-Key".into(), "sk-live-HEADER-0123456789".into()),
+                ("X-Team".into(), "search".into()),
+            ]);
+        let echoed = "key sk-live-HEADER-0123456789 for search";
+        assert_eq!(
+            target.secrets_now().redact(echoed),
+            "key [redacted] for search"
+        );
+        // Known to the process too: another call's text shows nothing of it.
+        assert_eq!(Secrets::none().redact(echoed), "key [redacted] for search");
+        assert!(!format!("{target:?}").contains("sk-live-HEADER"));
+    }
 
     #[test]
     fn targets_need_http_urls() {

@@ -31,8 +31,10 @@ use crate::reach::{Checked, Fixed};
 /// The longest `Location` or `WWW-Authenticate` value kept from an answer.
 const HEADER_LIMIT: usize = 8 * 1024;
 
-/// A GET of a document or a POST of a form or JSON body.
-#[derive(Debug, Clone)]
+/// A GET of a document or a POST of a form or JSON body. Its `Debug` shows the method,
+/// the URL's origin, the header names and the body's size: the path, query and body may
+/// hold secrets (a token request's form).
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct FetchRequest {
     /// `GET` or `POST`.
@@ -81,7 +83,9 @@ impl FetchRequest {
 }
 
 /// What came back.
-#[derive(Debug, Clone)]
+/// Its `Debug` shows the status and sizes: a token response's body and a redirect's
+/// `Location` hold secrets.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Fetched {
     /// The HTTP status.
@@ -92,6 +96,30 @@ pub struct Fetched {
     pub www_authenticate: Option<String>,
     /// The body, within the request's limit.
     pub body: Bytes,
+}
+
+impl std::fmt::Debug for FetchRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchRequest")
+            .field("method", &self.method)
+            .field("origin", &headers::origin_of(&self.url))
+            .field("headers", &self.headers)
+            .field("body_bytes", &self.body.as_ref().map(|(_, b)| b.len()))
+            .field("limit", &self.limit)
+            .field("deadline", &self.deadline)
+            .field("destinations", &self.destinations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Fetched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetched")
+            .field("status", &self.status)
+            .field("location", &self.location.as_ref().map(|_| "***"))
+            .field("body_bytes", &self.body.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpClient {

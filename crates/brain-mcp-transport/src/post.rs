@@ -25,7 +25,10 @@ const ACCEPT_POST: &str = "application/json, text/event-stream";
 /// The transport knows nothing of protocol eras: the caller gives the headers (the MCP
 /// client core builds them), the byte budget and how often a broken reply stream may be
 /// resumed, and with which headers.
-#[derive(Debug, Clone)]
+/// Its `Debug` shows the URL's origin, the header names (values of fixed protocol
+/// headers only), the body's size and the budgets: the path, query, body and a session id
+/// may hold secrets.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct PostRequest {
     /// The endpoint.
@@ -52,6 +55,22 @@ pub struct PostRequest {
     /// The message has no side effects: it may be resent once when a pooled connection
     /// proves stale. Never set it for a message with effects (`tools/call`).
     pub idempotent: bool,
+}
+
+impl std::fmt::Debug for PostRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostRequest")
+            .field("origin", &headers::origin_of(&self.url))
+            .field("body_bytes", &self.body.len())
+            .field("expect", &self.expect)
+            .field("headers", &self.headers)
+            .field("bearer", &self.bearer)
+            .field("secrets", &self.secrets)
+            .field("budget", &self.budget)
+            .field("resume_attempts", &self.resume_attempts)
+            .field("idempotent", &self.idempotent)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PostRequest {

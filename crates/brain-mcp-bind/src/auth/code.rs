@@ -28,6 +28,7 @@ pub(crate) async fn register(
             client_id: url.clone(),
             proof: None,
             method: None,
+            issued: true,
         });
     }
     let endpoint = server.registration_endpoint.as_deref().ok_or(
@@ -98,6 +99,6 @@ pub(crate) async fn approve(
             .authorization_response_iss_parameter_supported,
     )
     .map_err(fail)?;
-    brain_mcp_proto::text::learn(&code);
+    brain_mcp_proto::text::learn_issued(&code);
     Ok((code, verifier))
 }

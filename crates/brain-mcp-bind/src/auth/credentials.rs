@@ -31,6 +31,9 @@ pub(crate) struct Credentials {
     /// The method registered for the client, when registration said; else the server's
     /// metadata decides.
     pub(crate) method: Option<ClientAuth>,
+    /// Whether a peer issued them (a registration's answer): its secret is then kept
+    /// process-wide only if it looks like a credential.
+    pub(crate) issued: bool,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -61,6 +64,7 @@ impl Credentials {
             client_id: client.client_id.clone()?,
             proof: client.proof.clone(),
             method: None,
+            issued: false,
         })
     }
 
@@ -73,6 +77,7 @@ impl Credentials {
                 .as_ref()
                 .map(|s| ClientProof::Secret(Secret::new(s.clone()))),
             method: Some(got.auth(server)),
+            issued: true,
         }
     }
 
@@ -140,16 +145,21 @@ impl Credentials {
     /// The proof, read afresh (a rotated secret takes effect now), every form of it known
     /// to the redaction step before it is used.
     fn read(&self, proof: &ClientProof) -> Result<Proof, String> {
-        match proof {
-            ClientProof::Secret(s) => {
-                super::given::learn_proof(Some(&self.client_id), s.expose(), false)
+        let learn = |value: &str| {
+            if self.issued {
+                brain_mcp_proto::text::learn_basic_issued(&self.client_id, value);
+            } else {
+                super::given::learn_proof(Some(&self.client_id), value, false);
             }
+        };
+        match proof {
+            ClientProof::Secret(s) => learn(s.expose()),
             ClientProof::PrivateKeyPem(pem) => super::given::learn_proof(None, pem.expose(), true),
             _ => {}
         }
         let proof = Self::read_raw(proof)?;
         if let Proof::Secret(secret) = &proof {
-            super::given::learn_proof(Some(&self.client_id), secret.expose(), false);
+            learn(secret.expose());
         }
         Ok(proof)
     }
@@ -233,7 +243,7 @@ impl Signer {
         };
         let assertion = jwt::assertion(&input, &signature);
         // Known before it is sent: a token endpoint or server that echoes it shows nothing.
-        brain_mcp_proto::text::learn(&assertion);
+        brain_mcp_proto::text::learn_jwt(&assertion);
         Ok(assertion)
     }
 }
@@ -298,6 +308,7 @@ mod tests {
             client_id: "brain-host-assert".into(),
             proof: Some(ClientProof::PrivateKeyPem(Secret::new(pem.clone()))),
             method: None,
+            issued: false,
         };
         let server: ServerMetadata = serde_json::from_str(
             r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t",
@@ -327,6 +338,7 @@ mod tests {
             client_id: "brain-host-basic".into(),
             proof: Some(ClientProof::Secret(Secret::new("sEcret/for+BASIC-test"))),
             method: Some(ClientAuth::Basic),
+            issued: false,
         };
         let server: ServerMetadata = serde_json::from_str(
             r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t"}"#,

@@ -47,7 +47,7 @@ impl Held {
     ) -> Self {
         let life = Lifetime::granted(Instant::now(), token.expires_in);
         let kept = previous
-            .filter(|p| p.issuer == issuer)
+            .filter(|p| brain_mcp_proto::auth::lifetime::refresh_goes_to(&p.issuer, issuer))
             .and_then(|p| p.refresh.clone());
         Self {
             token: BearerToken::from_secret(token.access_token.clone()),
@@ -65,13 +65,17 @@ impl Held {
             .expires_at
             .map(|at| at.duration_since(SystemTime::now()).unwrap_or_default());
         let life = Lifetime::kept(Instant::now(), left);
-        let token = stored.access_token.map(|t| BearerToken::new(t.expose()));
+        // A kept token is one a peer issued; one a header cannot carry is not sent.
+        let token = stored
+            .access_token
+            .filter(|t| t.expose().bytes().all(|b| b.is_ascii_graphic()))
+            .map(|t| BearerToken::from_secret(Secret::issued(t.expose())));
         let mut held = Self {
             token: token
                 .clone()
-                .unwrap_or_else(|| BearerToken::new(String::new())),
+                .unwrap_or_else(|| BearerToken::from_secret(Secret::issued(String::new()))),
             life,
-            refresh: stored.refresh_token.map(|r| Secret::new(r.expose())),
+            refresh: stored.refresh_token.map(|r| Secret::issued(r.expose())),
             scope: stored.scope,
             issuer: stored.issuer,
         };
@@ -139,7 +143,7 @@ impl Remembered {
 
     /// Remembers what `held` carried, as it is replaced.
     pub(super) fn retire(&mut self, held: &Held) {
-        self.add(&Secret::new(held.token.expose()));
+        self.add(&Secret::issued(held.token.expose()));
         if let Some(refresh) = &held.refresh {
             self.add(refresh);
         }

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use brain_mcp_proto::auth::code::with_offline_access;
+use brain_mcp_proto::auth::lifetime::{self, FailureHold};
 use brain_mcp_proto::auth::reach::{AddrClass, Destinations};
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
@@ -31,11 +32,6 @@ pub use given::{
     OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
-
-/// After a failed search or token request, calls wait this long before asking again
-/// (they fail with the same reason meanwhile): a server that refuses every token cannot
-/// make Brain hammer its authorization server, or a user with prompts.
-const FAILURE_HOLD: Duration = Duration::from_secs(10);
 
 /// What the URLs a server names may reach: the server's URL, from which its class is
 /// found (only when a document or token is to be fetched), and the host's allowance.
@@ -92,8 +88,8 @@ pub(crate) struct Authorizer {
 struct Flight {
     authority: Option<Authority>,
     registered: HashMap<String, Credentials>,
-    /// The last failure and when, held for [`FAILURE_HOLD`].
-    failed: Option<(Instant, String)>,
+    /// The last failure, held for the core's `FAILURE_HOLD`.
+    failed: FailureHold,
     /// Whether the host's store was asked.
     loaded: bool,
 }
@@ -101,18 +97,13 @@ struct Flight {
 impl Flight {
     /// The last failure, while it is held.
     fn held_failure(&self) -> Option<String> {
-        self.failed
-            .as_ref()
-            .filter(|(at, _)| at.elapsed() < FAILURE_HOLD)
-            .map(|(_, why)| why.clone())
+        self.failed.held(Instant::now()).map(str::to_owned)
     }
 
     /// Notes how a token request ended.
     fn note<T>(&mut self, result: &Result<T, String>) {
-        self.failed = result
-            .as_ref()
-            .err()
-            .map(|why| (Instant::now(), why.clone()));
+        let failure = result.as_ref().err().map(String::as_str);
+        self.failed.note(Instant::now(), failure);
     }
 }
 
@@ -187,7 +178,7 @@ impl Authorizer {
         let scope = self.scope();
         let refresh = self
             .held()
-            .filter(|h| h.issuer == authority.issuer)
+            .filter(|h| lifetime::refresh_goes_to(&h.issuer, &authority.issuer))
             .and_then(|h| h.refresh);
         let net = reach.net().await;
         let got = match (refresh, &self.client.delegated) {
@@ -202,7 +193,7 @@ impl Authorizer {
             (None, Some(_)) => return None,
         };
         let token = got.ok()?;
-        let bearer = self.keep(token, scope, &authority.issuer, &who);
+        let bearer = self.keep(token, scope, &authority.issuer, &who).ok()?;
         self.save(server).await;
         Some(bearer)
     }
@@ -298,16 +289,18 @@ impl Authorizer {
         let result = self
             .authorize_in(&net, &mut flight, server, challenge, step_up)
             .await
-            .and_then(|token| match refused {
-                Some(old) if *old == token => Err(
-                    "authorization: the authorization server gave back the refused token".into(),
-                ),
-                _ => Ok(token),
+            .and_then(|token| {
+                if lifetime::usable_after_refusal(refused.map(BearerToken::expose), token.expose())
+                {
+                    Ok(token)
+                } else {
+                    Err(
+                        "authorization: the authorization server gave back the refused token"
+                            .into(),
+                    )
+                }
             });
-        flight.failed = result
-            .as_ref()
-            .err()
-            .map(|why| (Instant::now(), why.clone()));
+        flight.note(&result);
         result
     }
 
@@ -408,12 +401,12 @@ impl Authorizer {
             .ok_or("authorization: no authority")?;
         let refresh = self
             .held()
-            .filter(|h| h.issuer == authority.issuer)
+            .filter(|h| lifetime::refresh_goes_to(&h.issuer, &authority.issuer))
             .and_then(|h| h.refresh);
         if let Some(refresh) = refresh {
             let grant = Grant::Refresh(refresh.expose());
             if let Ok(token) = flow::token(net, authority, &who, grant, scope.as_deref()).await {
-                return Ok(self.keep(token, scope, &authority.issuer, &who));
+                return self.keep(token, scope, &authority.issuer, &who);
             }
         }
         let token = match &self.client.delegated {
@@ -446,7 +439,7 @@ impl Authorizer {
                 flow::token(net, authority, &who, grant, None).await?
             }
         };
-        Ok(self.keep(token, scope, &authority.issuer, &who))
+        self.keep(token, scope, &authority.issuer, &who)
     }
 
     /// Who the client is at the current authorization server: as given, else as
@@ -469,7 +462,7 @@ impl Authorizer {
             .ok_or("authorization: the client has no client_id")?;
         let got = code::register(net, authority, delegated).await?;
         if let Some(ClientProof::Secret(secret)) = &got.proof {
-            lock(&self.remembered).add(&Secret::new(secret.expose()));
+            lock(&self.remembered).add(&Secret::issued(secret.expose()));
         }
         flight
             .registered
@@ -485,8 +478,17 @@ impl Authorizer {
         asked: Option<String>,
         issuer: &str,
         who: &Credentials,
-    ) -> BearerToken {
+    ) -> Result<BearerToken, String> {
         let mut held = lock(&self.held);
+        let refused = held
+            .as_ref()
+            .filter(|h| h.life.is_refused())
+            .map(|h| h.token.expose());
+        if !lifetime::usable_after_refusal(refused, token.access_token.expose()) {
+            return Err(
+                "authorization: the authorization server gave back the refused token".into(),
+            );
+        }
         let new = Held::new(token, asked, issuer, held.as_ref());
         let bearer = new.token.clone();
         let mut remembered = lock(&self.remembered);
@@ -496,7 +498,7 @@ impl Authorizer {
         if let Some(secret) = who.secret_value() {
             remembered.add(&Secret::new(secret));
         }
-        bearer
+        Ok(bearer)
     }
 }
 

@@ -41,7 +41,8 @@ pub struct ManagedServer {
     pub(crate) max_in_flight: Option<u32>,
 }
 
-#[derive(Clone, Debug)]
+/// Its `Debug` shows an HTTP server's header names, never their values (API keys).
+#[derive(Clone)]
 pub(crate) enum Kind {
     Stdio(StdioConfig),
     Http {
@@ -49,6 +50,32 @@ pub(crate) enum Kind {
         token: Option<Secret>,
         headers: Vec<(String, String)>,
     },
+}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio(config) => f.debug_tuple("Stdio").field(config).finish(),
+            Self::Http {
+                url,
+                token,
+                headers,
+            } => f
+                .debug_struct("Http")
+                .field(
+                    "origin",
+                    &brain_tools_core::EndpointUrl::parse(url)
+                        .map(|u| u.origin().to_owned())
+                        .ok(),
+                )
+                .field("token", token)
+                .field(
+                    "headers",
+                    &headers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+                )
+                .finish(),
+        }
+    }
 }
 
 impl ManagedServer {

@@ -96,11 +96,20 @@ pub(crate) fn assert_no_piece(secret: &str, text: &str, what: &str) {
     let chars: Vec<char> = secret.to_ascii_lowercase().chars().collect();
     for window in chars.windows(8.min(chars.len())) {
         let piece: String = window.iter().collect();
-        assert!(
-            !folded.contains(&piece),
-            "{what}: {piece:?} of the secret was printed:\n{}",
-            &text[..text.len().min(3000)]
-        );
+        if let Some(at) = folded.find(&piece) {
+            let mut from = at.saturating_sub(300);
+            while !text.is_char_boundary(from) {
+                from -= 1;
+            }
+            let mut to = (at + 300).min(text.len());
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            panic!(
+                "{what}: {piece:?} of the secret was printed:\n…{}…",
+                &text[from..to]
+            );
+        }
     }
 }
 

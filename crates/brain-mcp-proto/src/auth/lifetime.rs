@@ -1,5 +1,10 @@
 //! When a token may be sent: the lifetime decisions of a held token, with time passed in.
 //!
+//! The other lifecycle rules live here too: how long a failed token request holds back
+//! the next ([`FailureHold`]), which issuer a refresh token may go to
+//! ([`refresh_goes_to`]), and that a token the server refused is never used again, even
+//! when an authorization server hands the same one back ([`usable_after_refusal`]).
+//!
 //! A token is *fresh* while more than its renewal margin is left: a request that would
 //! start a piece of work gets a new one before that. It stays *usable* until it expires:
 //! a message that closes or follows up work already under way (a cancel, the end of a
@@ -71,6 +76,11 @@ impl Lifetime {
         self.refused = true;
     }
 
+    /// Whether a server refused it.
+    pub fn is_refused(&self) -> bool {
+        self.refused
+    }
+
     /// When it expires, if it does.
     pub fn expires_at(&self) -> Option<Instant> {
         self.expires.map(|(at, _)| at)
@@ -80,6 +90,44 @@ impl Lifetime {
     pub fn margin(&self) -> Option<Duration> {
         self.expires.map(|(_, margin)| margin)
     }
+}
+
+/// After a failed search or token request, calls wait this long before asking again
+/// (they fail with the same reason meanwhile): a server that refuses every token cannot
+/// make the host hammer its authorization server, or prompt a user over and over.
+pub const FAILURE_HOLD: Duration = Duration::from_secs(10);
+
+/// The last failure of a search or token request, held for [`FAILURE_HOLD`].
+#[derive(Clone, Debug, Default)]
+pub struct FailureHold {
+    failed: Option<(Instant, String)>,
+}
+
+impl FailureHold {
+    /// Notes how a request ended at `now`: a failure is held, a success clears it.
+    pub fn note(&mut self, now: Instant, failure: Option<&str>) {
+        self.failed = failure.map(|why| (now, why.to_owned()));
+    }
+
+    /// The failure still held at `now`, if any.
+    pub fn held(&self, now: Instant) -> Option<&str> {
+        self.failed
+            .as_ref()
+            .filter(|(at, _)| now.saturating_duration_since(*at) < FAILURE_HOLD)
+            .map(|(_, why)| why.as_str())
+    }
+}
+
+/// Whether a refresh token granted by `granted_by` may be sent to `issuer`: only to the
+/// authorization server that granted it (issuers compared exactly).
+pub fn refresh_goes_to(granted_by: &str, issuer: &str) -> bool {
+    granted_by == issuer
+}
+
+/// Whether a token just issued may be used, after the server refused `refused`: never
+/// when it is the refused one handed back.
+pub fn usable_after_refusal(refused: Option<&str>, new: &str) -> bool {
+    refused != Some(new)
 }
 
 #[cfg(test)]

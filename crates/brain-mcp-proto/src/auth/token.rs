@@ -56,8 +56,9 @@ impl ClientAuth {
     }
 }
 
-/// The grant a token request asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The grant a token request asks for. Its `Debug` names the grant only: it holds a code,
+/// a verifier or a refresh token.
+#[derive(Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Grant<'a> {
     /// `client_credentials`: the client acts for itself.
@@ -73,6 +74,16 @@ pub enum Grant<'a> {
     },
     /// `refresh_token`.
     Refresh(&'a str),
+}
+
+impl std::fmt::Debug for Grant<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::ClientCredentials => "ClientCredentials",
+            Self::Code { .. } => "Code",
+            Self::Refresh(_) => "Refresh",
+        })
+    }
 }
 
 /// The form of a token request, without client authentication (see [`client_form`]).

@@ -177,3 +177,18 @@ fn every_odd_lifetime_is_read_as_the_docs_say() {
         assert_eq!(token.expires_in, *want, "{raw}");
     }
 }
+
+#[test]
+fn a_grant_names_its_kind_only() {
+    for grant in [
+        Grant::Refresh("rt-DEBUG-planted"),
+        Grant::Code {
+            code: "code-DEBUG-planted",
+            verifier: "ver-DEBUG-planted",
+            redirect_uri: "http://l/cb",
+        },
+    ] {
+        let shown = format!("{grant:?}");
+        assert!(!shown.contains("planted"), "{shown}");
+    }
+}

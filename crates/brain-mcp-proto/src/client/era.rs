@@ -241,9 +241,17 @@ impl Retry {
 }
 
 /// Verdicts by server URL, for the life of a client. Only [`Verdict::Speaks`] is kept.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct EraCache {
     map: Mutex<HashMap<String, Era>>,
+}
+
+impl std::fmt::Debug for EraCache {
+    /// How many servers it knows, never their URLs (a query may hold a key).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known = self.map.lock().map_or(0, |m| m.len());
+        write!(f, "EraCache({known} servers)")
+    }
 }
 
 impl EraCache {

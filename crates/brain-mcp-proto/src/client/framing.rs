@@ -19,7 +19,9 @@ const NAME: &str = "mcp-name";
 const HANDSHAKE_RESUMES: u32 = 2;
 
 /// How the requests of one exchange are framed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Its `Debug` says whether there is a session id, never what it is (a server may make
+/// a token its session id).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Framing {
     /// Handshake era: the session id (if the server gave one) and the negotiated version
@@ -32,6 +34,19 @@ pub enum Framing {
     },
     /// 2026 era at this version: every request describes itself.
     Stateless(ProtocolVersion),
+}
+
+impl std::fmt::Debug for Framing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Handshake { session, version } => f
+                .debug_struct("Handshake")
+                .field("session", &session.as_ref().map(|_| "***"))
+                .field("version", version)
+                .finish(),
+            Self::Stateless(version) => f.debug_tuple("Stateless").field(version).finish(),
+        }
+    }
 }
 
 impl Framing {
@@ -159,6 +174,19 @@ impl Framing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_never_shows_the_session_id() {
+        let framing = Framing::Handshake {
+            session: Some("tok-AS-SESSION-planted".into()),
+            version: None,
+        };
+        let shown = format!("{framing:?}");
+        assert!(
+            !shown.contains("planted") && shown.contains("***"),
+            "{shown}"
+        );
+    }
     use crate::headers;
 
     #[test]

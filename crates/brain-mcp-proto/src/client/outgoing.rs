@@ -44,9 +44,22 @@ impl Header {
     }
 }
 
+/// Headers whose values `Debug` shows: fixed protocol values, never a peer's choice or a
+/// credential (a session id can be a token).
+const SHOWN_VALUES: &[&str] = &[
+    "mcp-protocol-version",
+    "mcp-method",
+    "accept",
+    "content-type",
+];
+
 impl std::fmt::Debug for Header {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let value = if self.sensitive { "***" } else { &self.value };
+        let shown = !self.sensitive
+            && SHOWN_VALUES
+                .iter()
+                .any(|n| self.name.eq_ignore_ascii_case(n));
+        let value = if shown { &self.value } else { "***" };
         write!(f, "{}: {value}", self.name)
     }
 }

@@ -30,7 +30,10 @@ pub use cut::{CUT_MARK, cut, prefix};
 /// goes into a message of ours; longer ones are [`cut`]. Whole messages have their own,
 /// larger bound where they are made.
 pub const FRAGMENT_LIMIT: usize = 1024;
-pub use known::{MAX_FORMS, MIN_FORM, Secret, known_forms, learn, learn_basic};
+pub use known::{
+    MAX_BYTES, MAX_FORMS, MIN_FORM, MIN_ISSUED, PIECE, Secret, credential_like, known_forms, learn,
+    learn_basic, learn_basic_issued, learn_issued, learn_jwt,
+};
 pub use redact::{REDACTED, redact, redact_json, redact_value};
 pub use secrets::Secrets;
 pub use surrogate::repair_lone_surrogates;

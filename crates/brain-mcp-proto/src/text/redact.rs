@@ -35,12 +35,35 @@ pub fn redact<'a>(text: &'a str, secret: &str) -> Cow<'a, str> {
 pub(super) type Spans<'f> = &'f dyn Fn(&[u8]) -> Vec<(usize, usize)>;
 
 /// `text` with every span `find` names replaced by [`REDACTED`], as written and once
-/// `%XX` and JSON escapes are decoded (see [`redact`]).
+/// `%XX` and JSON escapes are decoded (see [`redact`]). The spans of both views are put in
+/// the text's own positions and merged before anything is replaced, so a secret found in
+/// one view cannot keep another, overlapping it, from being found in the other.
 pub(super) fn hide<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
-    match replace(text, find) {
-        Cow::Borrowed(text) => replace_encoded(text, find),
-        Cow::Owned(text) => Cow::Owned(replace_encoded(&text, find).into_owned()),
+    let bytes = text.as_bytes();
+    let mut spans = find(bytes);
+    if text.contains(['%', '\\']) {
+        let (decoded, starts) = decode_escapes(bytes);
+        for (m, m_end) in find(&decoded) {
+            let start = starts[m];
+            let end = starts.get(m_end).copied().unwrap_or(bytes.len());
+            spans.push((start, end));
+        }
+        spans = merge(spans);
     }
+    replace(text, spans)
+}
+
+/// `spans` sorted and merged where they overlap.
+pub(super) fn merge(mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    spans.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match out.last_mut() {
+            Some(last) if start < last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 /// Removes `secret` from every string and object key of `value`, in place (see
@@ -103,38 +126,6 @@ pub fn redact_json(raw: &RawValue, secret: &str) -> Option<Box<RawValue>> {
         }
         Err(_) => RawValue::from_string(redact(raw.get(), secret).into_owned()).ok(),
     }
-}
-
-/// Replaces occurrences of `needle` that are written with some or all characters
-/// escaped: as `%XX` (a URL or a form encodes only what it must, and encoders differ on
-/// which) or as a JSON string escape (`\/`, `\"`, `\\`, `\n`-style, and `\uXXXX` with
-/// surrogate pairs, as a JSON producer may write any character). The text is matched in its
-/// decoded form, and each match replaces its original span. Decoding goes left to right
-/// once, so it is linear; the plain pass before it catches what decoding would change.
-fn replace_encoded<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
-    if !text.contains(['%', '\\']) {
-        return Cow::Borrowed(text);
-    }
-    let bytes = text.as_bytes();
-    let (decoded, starts) = decode_escapes(bytes);
-    let matches = find(&decoded);
-    if matches.is_empty() {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut from = 0;
-    for (m, m_end) in matches {
-        let start = starts[m];
-        let end = starts.get(m_end).copied().unwrap_or(bytes.len());
-        if start < from || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
-            continue;
-        }
-        out.push_str(&text[from..start]);
-        out.push_str(REDACTED);
-        from = end;
-    }
-    out.push_str(&text[from..]);
-    Cow::Owned(out)
 }
 
 /// `bytes` with `%XX` and JSON string escapes decoded, and for each decoded byte the
@@ -228,15 +219,14 @@ fn hex_at(bytes: &[u8], at: usize, digits: usize) -> Option<u32> {
     })
 }
 
-/// Replaces the spans `find` names in `text` as written.
-fn replace<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
-    let matches = find(text.as_bytes());
-    if matches.is_empty() {
+/// `text` with each of `spans` (sorted, not overlapping) replaced by [`REDACTED`].
+fn replace(text: &str, spans: Vec<(usize, usize)>) -> Cow<'_, str> {
+    if spans.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    for (start, end) in matches {
+    for (start, end) in spans {
         // A match of whole UTF-8 sequences starts and ends on character boundaries
         // (continuation bytes never equal an ASCII or leading byte); check anyway.
         if start < from || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
@@ -252,7 +242,7 @@ fn replace<'a>(text: &'a str, find: Spans<'_>) -> Cow<'a, str> {
 
 /// Start offsets of the non-overlapping occurrences of `needle` in `hay`, ignoring ASCII
 /// case: Knuth-Morris-Pratt over case-folded bytes, linear in both lengths.
-fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+pub(super) fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
     let m = needle.len();
     if m == 0 || hay.len() < m {
         return Vec::new();

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::redact::rewrite_strings;
-use super::{cut, known, redact, terminal_safe};
+use super::redact::{find_all, hide, rewrite_strings};
+use super::{cut, known, terminal_safe};
 
 /// The secrets that must never be shown: a bearer token, a proxy's password (alone, as
 /// `user:password`, and in its `Basic` form), an OAuth client secret, an access or refresh
@@ -101,16 +101,25 @@ impl Secrets {
     /// `text` with every secret removed, in every spelling [`redact`] knows (as written,
     /// percent-encoded, JSON-escaped, in any ASCII case).
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in self.iter() {
-            if let Cow::Owned(clean) = redact(&out, secret) {
-                out = Cow::Owned(clean);
+        self.redact_with(known::snapshot().as_deref(), text)
+    }
+
+    /// [`Self::redact`] with the registry's snapshot taken once by the caller. The spans
+    /// of this value's secrets and of every known one are found on the same text and
+    /// merged before anything is replaced, so no secret can hide another by starting
+    /// inside it.
+    fn redact_with<'a>(&self, known: Option<&known::Snapshot>, text: &'a str) -> Cow<'a, str> {
+        if self.list.is_none() && known.is_none() {
+            return Cow::Borrowed(text);
+        }
+        hide(text, &|hay: &[u8]| {
+            let mut spans = known.map(|k| k.spans(hay)).unwrap_or_default();
+            for secret in self.iter() {
+                let found = find_all(hay, secret.as_bytes());
+                spans.extend(found.into_iter().map(|s| (s, s + secret.len())));
             }
-        }
-        match out {
-            Cow::Borrowed(text) => known::redact(text),
-            Cow::Owned(text) => Cow::Owned(known::redact(&text).into_owned()),
-        }
+            super::redact::merge(spans)
+        })
     }
 
     /// Removes every secret from the strings and keys of `value`; whether anything changed.
@@ -118,7 +127,8 @@ impl Secrets {
         if self.is_empty() {
             return false;
         }
-        rewrite_strings(value, &|text| self.redact(text))
+        let known = known::snapshot();
+        rewrite_strings(value, &|text| self.redact_with(known.as_deref(), text))
     }
 
     /// Raw JSON with every secret removed from its decoded strings and keys (the same
@@ -166,10 +176,25 @@ impl Secrets {
                 .into_owned();
         }
         let mut shown: String = id.chars().take(chars).collect();
+        // An id that is part of a secret (a token's first characters) shows nothing of it.
+        if self.inside_a_secret(&shown) {
+            return super::REDACTED.to_owned();
+        }
         if shown.len() < id.len() {
             shown.push('…');
         }
         terminal_safe(&shown).into_owned()
+    }
+}
+
+impl Secrets {
+    /// Whether `piece` (ASCII case ignored) lies inside one of these secrets or one the
+    /// process knows.
+    fn inside_a_secret(&self, piece: &str) -> bool {
+        let folded = piece.to_ascii_lowercase();
+        self.iter()
+            .any(|s| s.to_ascii_lowercase().contains(&folded))
+            || known::snapshot().is_some_and(|k| k.inside_a_secret(piece))
     }
 }
 
@@ -226,6 +251,16 @@ mod tests {
         assert_eq!(short.short_id("abc", 8), "[redacted]");
         assert_eq!(secrets.short_id("sess-1234567890", 8), "sess-123…");
         assert_eq!(secrets.short_id("s\u{1b}[2K", 8), "s\\x1b[2K");
+    }
+
+    #[test]
+    fn a_secret_found_as_written_cannot_keep_an_escaped_one_around_it_from_being_found() {
+        // The password alone is found as written; the pair only once `\u003a` is decoded.
+        let secrets = Secrets::new(["proxy-user:Pr0xy-pass-5ecret", "Pr0xy-pass-5ecret"]);
+        assert_eq!(
+            secrets.redact(r"x proxy-user\u003aPr0xy-pass-5ecret y"),
+            "x [redacted] y"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 )] // test code: a failed expectation is a failed test
 #![allow(missing_docs, unreachable_pub)] // test helpers are neither API nor documented
 
+mod debug;
 mod exchange;
 mod faults;
 mod fetch;

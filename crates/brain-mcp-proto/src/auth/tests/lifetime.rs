@@ -45,3 +45,38 @@ fn a_kept_token_counts_from_when_it_is_seen() {
     let expired = Lifetime::kept(t0, Some(Duration::ZERO));
     assert!(!expired.fresh(t0) && !expired.usable(t0));
 }
+
+#[test]
+fn a_failure_is_held_for_ten_seconds_and_a_success_clears_it() {
+    let t0 = Instant::now();
+    let mut hold = FailureHold::default();
+    assert_eq!(hold.held(t0), None);
+    hold.note(t0, Some("the token endpoint answered 400"));
+    assert_eq!(
+        hold.held(at(t0, 9)),
+        Some("the token endpoint answered 400")
+    );
+    assert_eq!(hold.held(at(t0, 10)), None, "released after FAILURE_HOLD");
+    hold.note(at(t0, 1), None);
+    assert_eq!(hold.held(at(t0, 2)), None);
+}
+
+#[test]
+fn refresh_tokens_stay_with_their_issuer_and_refused_tokens_stay_refused() {
+    assert!(refresh_goes_to("https://as.example", "https://as.example"));
+    assert!(!refresh_goes_to(
+        "https://as.example",
+        "https://as.example/"
+    ));
+    assert!(!refresh_goes_to(
+        "https://as.example",
+        "https://evil.example"
+    ));
+    assert!(usable_after_refusal(None, "tok-a"));
+    assert!(usable_after_refusal(Some("tok-a"), "tok-b"));
+    assert!(!usable_after_refusal(Some("tok-a"), "tok-a"));
+    let mut life = Lifetime::granted(Instant::now(), Some(60));
+    assert!(!life.is_refused());
+    life.refuse();
+    assert!(life.is_refused());
+}
