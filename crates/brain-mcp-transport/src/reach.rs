@@ -119,23 +119,16 @@ pub(crate) enum Checked {
 
 impl HttpClient {
     /// The class of the MCP server at `url`, as peer-named destinations are judged for
-    /// it: an IP literal's class, loopback for a `localhost` name, else the class all
-    /// the addresses its name resolves to share (public when they differ, or when the
-    /// name does not resolve within the connect timeout). Resolved with this client's
-    /// resolver, directly, even when requests to the server go through a proxy.
-    pub async fn server_class(&self, url: &Uri) -> AddrClass {
-        let Some(host) = bare_host(url) else {
-            return AddrClass::Public;
-        };
-        if let Some(class) = reach::host_class(host) {
-            return class;
-        }
-        // Bounded like a connect: a resolver that does not answer leaves the server public.
-        let limit = self.inner.config.connect_timeout;
-        match tokio::time::timeout(limit, lookup(&self.inner.resolver, host)).await {
-            Ok(Ok(addrs)) => reach::server_class(addrs.iter().map(|a| AddrClass::of(a.ip()))),
-            Ok(Err(_)) | Err(_) => AddrClass::Public,
-        }
+    /// it, from the URL's text alone: an IP literal's class, loopback for a `localhost`
+    /// name, public for any other name. A name is never resolved for this: the server's
+    /// own DNS could answer a private or loopback address to this lookup alone (and its
+    /// public one to the MCP connection), and so widen what the URLs it names may reach.
+    /// An operator whose servers live on a private network names them by address, or
+    /// sets `allow_private_auth_destinations`.
+    pub fn server_class(&self, url: &Uri) -> AddrClass {
+        bare_host(url)
+            .and_then(reach::host_class)
+            .unwrap_or(AddrClass::Public)
     }
 
     /// How a fetch to `url` under `destinations` connects, or why it may not.

@@ -68,7 +68,7 @@ pub(crate) async fn approve(
         "authorization: the authorization server's metadata has no authorization_endpoint",
     )?;
     let verifier = random_token(32)?;
-    brain_mcp_proto::text::learn(&verifier);
+    brain_mcp_proto::text::learn_per_request(&verifier);
     let state = random_token(16)?;
     let challenge = pkce_challenge(&verifier);
     let request = AuthorizationRequest::new(

@@ -15,7 +15,7 @@ mod held;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use brain_mcp_proto::auth::code::with_offline_access;
 use brain_mcp_proto::auth::lifetime::{self, FailureHold};
@@ -53,7 +53,7 @@ impl Reach<'_> {
     async fn net(&self) -> Net<'_> {
         let class = match self.class {
             Some(class) => class,
-            None => self.http.server_class(self.server).await,
+            None => self.http.server_class(self.server),
         };
         Net {
             http: self.http,
@@ -165,7 +165,7 @@ impl Authorizer {
         if let Some(token) = self.bearer_for_cleanup() {
             return Some(token);
         }
-        let flight = self.flight.lock().await;
+        let mut flight = self.flight.lock().await;
         if let Some(token) = self.bearer_for_cleanup() {
             return Some(token);
         }
@@ -192,8 +192,9 @@ impl Authorizer {
             }
             (None, Some(_)) => return None,
         };
-        let token = got.ok()?;
-        let bearer = self.keep(token, scope, &authority.issuer, &who).ok()?;
+        let kept = got.and_then(|token| self.keep(token, scope, &authority.issuer, &who));
+        flight.note(&kept);
+        let bearer = kept.ok()?;
         self.save(server).await;
         Some(bearer)
     }
@@ -496,7 +497,13 @@ impl Authorizer {
             remembered.retire(&old);
         }
         if let Some(secret) = who.secret_value() {
-            remembered.add(&Secret::new(secret));
+            // A registered client's secret is the authorization server's choice.
+            let secret = if who.issued {
+                Secret::issued(secret)
+            } else {
+                Secret::new(secret)
+            };
+            remembered.add(&secret);
         }
         Ok(bearer)
     }

@@ -1,6 +1,7 @@
-//! The destination rule through the whole authorization path: a server that names its
-//! host's loopback in its challenge gets nothing fetched there unless it is on loopback
-//! itself. The test servers all listen on 127.0.0.1, so a server off loopback is
+//! The authorizer against hostile peers: the destination rule through the whole
+//! authorization path (a server that names its host's loopback in its challenge gets
+//! nothing fetched there unless it is on loopback itself), a registration's client secret
+//! that cannot blank other servers' output, and a refused token handed back. The test servers all listen on 127.0.0.1, so a server off loopback is
 //! simulated with [`McpClient::take_servers_as`].
 
 use std::sync::Arc;
@@ -168,4 +169,48 @@ async fn a_call_whose_server_names_loopback_fails_as_authorization_failed() {
         0,
         "nothing reached loopback"
     );
+}
+
+/// A token response as an authorization server would send it.
+fn token(body: &str) -> brain_mcp_proto::auth::Token {
+    brain_mcp_proto::auth::token::read_token(200, body.as_bytes()).unwrap()
+}
+
+#[test]
+fn a_client_secret_a_registration_chose_cannot_blank_everyone_s_output() {
+    let authorizer = super::Authorizer::new(&oauth());
+    let registered = super::Credentials {
+        client_id: "registered-1".into(),
+        proof: Some(ClientProof::Secret(Secret::new("content"))),
+        method: None,
+        issued: true,
+    };
+    authorizer
+        .keep(
+            token(r#"{"access_token":"at-REG-0123456789abc","token_type":"Bearer"}"#),
+            None,
+            "https://as.example",
+            &registered,
+        )
+        .unwrap();
+    let shown = brain_mcp_proto::text::Secrets::none().redact(r#"{"content":[1]}"#);
+    assert_eq!(shown, r#"{"content":[1]}"#);
+    // The authorizer's own set still removes it from its calls' text.
+    assert_eq!(authorizer.secrets().redact("x content y"), "x [redacted] y");
+}
+
+#[test]
+fn a_refused_token_handed_back_is_not_kept() {
+    let authorizer = super::Authorizer::new(&oauth());
+    let who = super::Credentials::of(&oauth()).unwrap();
+    let body = r#"{"access_token":"at-SAME-0123456789abc","token_type":"Bearer"}"#;
+    authorizer
+        .keep(token(body), None, "https://as.example", &who)
+        .unwrap();
+    if let Some(held) = super::lock(&authorizer.held).as_mut() {
+        held.refuse();
+    }
+    let again = authorizer.keep(token(body), None, "https://as.example", &who);
+    assert!(again.unwrap_err().contains("gave back the refused token"));
+    assert!(authorizer.bearer().is_none(), "nothing usable is held");
 }

@@ -90,12 +90,31 @@ impl HttpLink {
         if let Some(token) = self.target.bearer_for_cleanup() {
             return Some(token);
         }
-        let auth = self.target.auth.as_ref()?;
+        let auth = Arc::clone(self.target.auth.as_ref()?);
         let server = HttpUrl::parse(&self.target.key).ok()?;
-        let reach = self.reach();
-        let renewal = auth.renew_quietly(&reach, &server);
+        // The renewal runs to its end on a task of its own: only the wait for it is
+        // bounded. Dropped halfway, a refresh the authorization server already answered
+        // would lose the rotated refresh token it returned.
+        let http = self.client.http().clone();
+        let url = self.target.url.clone();
+        let (allow_private, class) = (
+            self.client.allows_private_auth_destinations(),
+            self.client.server_class_given(),
+        );
+        let renewal = tokio::spawn(async move {
+            let reach = Reach {
+                http: &http,
+                server: &url,
+                allow_private,
+                class,
+            };
+            auth.renew_quietly(&reach, &server).await
+        });
         let timer = self.client.http().background_timer();
-        timer.timeout(budget, renewal).await.flatten()
+        match timer.timeout(budget, renewal).await {
+            Some(Ok(token)) => token,
+            Some(Err(_)) | None => None,
+        }
     }
 
     /// What the URLs this server names may reach.

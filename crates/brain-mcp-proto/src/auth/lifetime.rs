@@ -47,11 +47,10 @@ impl Lifetime {
 
     /// A token kept by a host with `left` of its life, seen at `now`.
     pub fn kept(now: Instant, left: Option<Duration>) -> Self {
-        let expires = left.map(|left| {
-            (
-                now.checked_add(left).unwrap_or(now),
-                RENEW_MARGIN.min(left / 4),
-            )
+        // A lifetime past the clock's range (or past a year) is no expiry, as when granted.
+        let expires = left.and_then(|left| {
+            let at = now.checked_add(left).filter(|_| left <= MAX_LIFETIME)?;
+            Some((at, RENEW_MARGIN.min(left / 4)))
         });
         Self {
             expires,

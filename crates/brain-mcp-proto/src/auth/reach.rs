@@ -15,6 +15,14 @@
 //! | link-local (`169.254/16`, `fe80::/10`: cloud metadata lives here) | the server is link-local too, or the host allows private destinations |
 //! | unique-local (`fc00::/7`) | the server is unique-local too, or the host allows private destinations |
 //!
+//! Multicast, reserved and broadcast addresses (`224.0.0.0/3`, `ff00::/8`) count as
+//! unspecified; the IETF and benchmarking blocks (`192.0.0.0/24`, `198.18.0.0/15`) as
+//! private; the deprecated site-local `fec0::/10` as unique-local. An IPv6 address that
+//! carries an IPv4 one (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64
+//! `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`) counts as that IPv4 address. A
+//! host spelled as a number `inet_aton` would read (`127.1`, `0x7f.0.0.1`, `2130706433`)
+//! counts as unspecified.
+//!
 //! An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) counts as its IPv4 address. The host's
 //! allowance never opens loopback: a server elsewhere has no business naming this
 //! machine.
@@ -59,28 +67,51 @@ impl AddrClass {
     }
 
     fn of_v4(ip: Ipv4Addr) -> Self {
-        let [a, b, ..] = ip.octets();
-        match (a, b) {
-            (127, _) => Self::Loopback,
-            (0, _) => Self::Unspecified,
-            (10, _) | (192, 168) => Self::Private,
-            (172, 16..=31) => Self::Private,
-            (100, 64..=127) => Self::Private,
-            (169, 254) => Self::LinkLocal,
+        let [a, b, c, _] = ip.octets();
+        match (a, b, c) {
+            (127, ..) => Self::Loopback,
+            // "This network", multicast, reserved and broadcast: no unicast host out
+            // there; treated like this machine.
+            (0, ..) | (224..=255, ..) => Self::Unspecified,
+            (10, ..) | (192, 168, _) => Self::Private,
+            (172, 16..=31, _) => Self::Private,
+            (100, 64..=127, _) => Self::Private,
+            // IETF protocol assignments and benchmarking networks: not the internet.
+            (192, 0, 0) | (198, 18..=19, _) => Self::Private,
+            (169, 254, _) => Self::LinkLocal,
             _ => Self::Public,
         }
     }
 
     fn of_v6(ip: Ipv6Addr) -> Self {
-        let first = ip.segments()[0];
+        let s = ip.segments();
+        let embedded = |hi: u16, lo: u16| {
+            let [h1, h2] = hi.to_be_bytes();
+            let [l1, l2] = lo.to_be_bytes();
+            Self::of_v4(Ipv4Addr::new(h1, h2, l1, l2))
+        };
         if ip.is_loopback() {
             Self::Loopback
         } else if ip.is_unspecified() {
             Self::Unspecified
-        } else if first & 0xffc0 == 0xfe80 {
+        } else if s[..6] == [0; 6] {
+            // IPv4-compatible (`::a.b.c.d`, deprecated): the IPv4 address inside.
+            embedded(s[6], s[7])
+        } else if s[0] == 0x64 && s[1] == 0xff9b {
+            // NAT64 (`64:ff9b::/96`, and the local-use `64:ff9b:1::/48`): it reaches the
+            // IPv4 address in its last 32 bits.
+            embedded(s[6], s[7])
+        } else if s[0] == 0x2002 {
+            // 6to4: the IPv4 address in bits 16 to 47.
+            embedded(s[1], s[2])
+        } else if s[0] & 0xffc0 == 0xfe80 {
             Self::LinkLocal
-        } else if first & 0xfe00 == 0xfc00 {
+        } else if s[0] & 0xfe00 == 0xfc00 || s[0] & 0xffc0 == 0xfec0 {
+            // Unique-local, and the deprecated site-local `fec0::/10`.
             Self::UniqueLocal
+        } else if s[0] & 0xff00 == 0xff00 {
+            // Multicast.
+            Self::Unspecified
         } else {
             Self::Public
         }
@@ -119,16 +150,37 @@ pub fn is_localhost_name(host: &str) -> bool {
 
 /// The class of a URL's host when its text alone says it: an IP literal (IPv6 in
 /// brackets or not), or a `localhost` name. `None` for any other name (only resolving it
-/// can tell).
+/// can tell). A host that some resolvers read as an IPv4 address though it is not a
+/// dotted quad (`127.1`, `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`) is classed
+/// [`AddrClass::Unspecified`]: what it reaches depends on who parses it (a proxy may read
+/// it as loopback), so it is treated like this machine.
 pub fn host_class(host: &str) -> Option<AddrClass> {
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
+    let bare = bare.strip_suffix('.').unwrap_or(bare);
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return Some(AddrClass::of(ip));
     }
+    if numeric_ipv4_spelling(bare) {
+        return Some(AddrClass::Unspecified);
+    }
     is_localhost_name(bare).then_some(AddrClass::Loopback)
+}
+
+/// Whether `host` is made of one to four dot-separated numbers (decimal, octal with a
+/// leading 0, or hex with `0x`) the way `inet_aton` reads an IPv4 address.
+fn numeric_ipv4_spelling(host: &str) -> bool {
+    let parts: Vec<&str> = host.split('.').collect();
+    (1..=4).contains(&parts.len())
+        && parts.iter().all(|p| {
+            let lower = p.to_ascii_lowercase();
+            match lower.strip_prefix("0x") {
+                Some(hex) => hex.bytes().all(|b| b.is_ascii_hexdigit()),
+                None => !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()),
+            }
+        })
 }
 
 /// The class of the MCP server, from the addresses its configured URL names or resolves
@@ -257,6 +309,47 @@ impl Destinations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedded_reserved_and_odd_spellings_are_not_public() {
+        let v6 = |s: &str| AddrClass::of(s.parse::<IpAddr>().unwrap());
+        assert_eq!(v6("64:ff9b::7f00:1"), Loopback, "NAT64 of 127.0.0.1");
+        assert_eq!(
+            v6("64:ff9b::a9fe:a9fe"),
+            LinkLocal,
+            "NAT64 of 169.254.169.254"
+        );
+        assert_eq!(v6("64:ff9b:1::a00:1"), Private);
+        assert_eq!(v6("2002:7f00:1::1"), Loopback, "6to4 of 127.0.0.1");
+        assert_eq!(v6("2002:a00:1::"), Private, "6to4 of 10.0.0.1");
+        assert_eq!(v6("::7f00:1"), Loopback, "IPv4-compatible");
+        assert_eq!(v6("fec0::1"), UniqueLocal, "site-local");
+        assert_eq!(v6("ff02::1"), Unspecified, "multicast");
+        assert_eq!(v6("2001:4860::8888"), Public);
+        for v4 in ["224.0.0.1", "239.1.1.1", "240.0.0.1", "255.255.255.255"] {
+            assert_eq!(v6(v4), Unspecified, "{v4}");
+        }
+        for v4 in ["192.0.0.8", "198.18.0.1", "198.19.255.255"] {
+            assert_eq!(v6(v4), Private, "{v4}");
+        }
+        assert_eq!(v6("192.0.2.1"), Public);
+        for odd in [
+            "127.1",
+            "0x7f.0.0.1",
+            "2130706433",
+            "0177.0.0.1",
+            "0x7f000001",
+            "127.0.0.1.",
+        ] {
+            let class = host_class(odd);
+            assert!(
+                matches!(class, Some(Unspecified | Loopback)),
+                "{odd}: {class:?}"
+            );
+        }
+        assert_eq!(host_class("example.com"), None);
+        assert_eq!(host_class("1.example"), None);
+    }
     use AddrClass::*;
 
     fn class(ip: &str) -> AddrClass {
@@ -293,7 +386,7 @@ mod tests {
             ("192.169.0.1", Public),
             ("8.8.8.8", Public),
             ("2001:db8::1", Public),
-            ("fec0::1", Public),
+            ("fec0::1", UniqueLocal),
         ];
         for (ip, want) in table {
             assert_eq!(class(ip), want, "{ip}");

@@ -9,10 +9,13 @@
 //! every redaction, so text shown anywhere is cleared of every secret the process knows,
 //! whichever call it belongs to, before and after a token is first got or renewed.
 //!
-//! Two buckets, so that a peer cannot push out what the host holds:
-//! - **the host's** ([`learn`]): what the host makes or is configured with (client
-//!   secrets and their Basic forms, keys, assertions, PKCE verifiers, static and tenant
-//!   tokens, proxy credentials, header values);
+//! Three buckets, so that a peer cannot push out what the host holds:
+//! - **the host's** ([`learn`]): what the host is configured with or given (client
+//!   secrets and their Basic forms, keys, static and tenant tokens, proxy credentials,
+//!   header values);
+//! - **per request** ([`learn_per_request`], [`learn_jwt`]): what the host makes for one
+//!   token request (assertions, PKCE verifiers). A peer decides how many token requests
+//!   there are, so these have a bucket of their own;
 //! - **issued** ([`learn_issued`]): what a peer hands the host (access and refresh tokens,
 //!   codes, registered client secrets). A peer chooses these values, so only one that
 //!   looks like a credential is kept ([`credential_like`]): a value such as `required` or
@@ -108,6 +111,12 @@ pub fn learn(value: &str) {
     learn_all(Bucket::Host, [value]);
 }
 
+/// Registers `value`, one form the host made for one token request (a PKCE verifier),
+/// in the per-request bucket.
+pub fn learn_per_request(value: &str) {
+    learn_all(Bucket::PerRequest, [value]);
+}
+
 /// Registers `value`, one form a peer issued, if it looks like a credential
 /// ([`credential_like`]); else it stays in its call's own secrets only.
 pub fn learn_issued(value: &str) {
@@ -176,19 +185,21 @@ fn learn_basic_in(bucket: Bucket, client_id: &str, secret: &str) {
     );
 }
 
-/// Registers a signed JWT the host made (a client assertion): whole, and its payload
-/// and signature each (its header is the same for every assertion, so not a secret).
+/// Registers a signed JWT the host made for one token request (a client assertion), in
+/// the per-request bucket: whole, and its payload and signature each (its header is the
+/// same for every assertion, so not a secret).
 pub fn learn_jwt(jwt: &str) {
     let mut parts = jwt.split('.');
     let _header = parts.next();
     let rest: Vec<&str> = parts.collect();
-    learn_all(Bucket::Host, std::iter::once(jwt).chain(rest));
+    learn_all(Bucket::PerRequest, std::iter::once(jwt).chain(rest));
 }
 
-/// The two buckets.
+/// The three buckets.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Bucket {
     Host,
+    PerRequest,
     Issued,
 }
 
@@ -350,6 +361,7 @@ impl Forms {
 /// known", and the snapshot last built.
 struct Registry {
     host: Forms,
+    per_request: Forms,
     issued: Forms,
     hashes: BTreeSet<u64>,
     generation: u64,
@@ -360,22 +372,23 @@ impl Registry {
     fn bucket(&mut self, bucket: Bucket) -> &mut Forms {
         match bucket {
             Bucket::Host => &mut self.host,
+            Bucket::PerRequest => &mut self.per_request,
             Bucket::Issued => &mut self.issued,
         }
     }
 
     fn forms(&self) -> Vec<Zeroizing<String>> {
-        self.host
-            .list
-            .iter()
-            .chain(&self.issued.list)
-            .cloned()
-            .collect()
+        let all = self.host.list.iter().chain(&self.per_request.list);
+        all.chain(&self.issued.list).cloned().collect()
     }
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     host: Forms {
+        list: VecDeque::new(),
+        bytes: 0,
+    },
+    per_request: Forms {
         list: VecDeque::new(),
         bytes: 0,
     },
@@ -402,6 +415,8 @@ pub(super) struct Snapshot {
     generation: u64,
     matcher: Option<AhoCorasick>,
     forms: Vec<Zeroizing<String>>,
+    /// The forms with ASCII case folded, for [`Self::inside_a_secret`].
+    folded: Vec<Zeroizing<String>>,
     hashes: BTreeSet<u64>,
 }
 
@@ -415,10 +430,15 @@ impl Snapshot {
             .build(forms.iter().map(|f| f.as_bytes()))
             .ok();
         let hashes = forms.iter().map(|f| fold_hash(f)).collect();
+        let folded = forms
+            .iter()
+            .map(|f| Zeroizing::new(f.to_ascii_lowercase()))
+            .collect();
         Self {
             generation,
             matcher,
             forms,
+            folded,
             hashes,
         }
     }
@@ -431,11 +451,7 @@ impl Snapshot {
     /// The spans of every known secret in `hay`, merged, in order.
     pub(super) fn spans(&self, hay: &[u8]) -> Vec<(usize, usize)> {
         match &self.matcher {
-            Some(m) => super::redact::merge(
-                m.find_overlapping_iter(hay)
-                    .map(|m| (m.start(), m.end()))
-                    .collect(),
-            ),
+            Some(m) => merge_in_order(m.find_overlapping_iter(hay).map(|m| (m.start(), m.end()))),
             // Built from forms that were all valid: not reached; if it were, nothing
             // would be removed, so fall back to one search per form.
             None => super::redact::merge(
@@ -454,10 +470,26 @@ impl Snapshot {
     /// Whether `piece` (ASCII case ignored) lies inside a known secret.
     pub(super) fn inside_a_secret(&self, piece: &str) -> bool {
         let piece = piece.to_ascii_lowercase();
-        self.forms
-            .iter()
-            .any(|f| f.to_ascii_lowercase().contains(&piece))
+        self.folded.iter().any(|f| f.contains(&piece))
     }
+}
+
+/// Overlapping matches as the matcher reports them (ordered by where they end) merged as
+/// they come, so their number in memory is bounded by the disjoint spans, not by how
+/// many secrets overlap at each byte.
+fn merge_in_order(matches: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (start, end) in matches {
+        // A match that starts before spans already kept covers them (it ends later).
+        while out.last().is_some_and(|last| start <= last.0) {
+            out.pop();
+        }
+        match out.last_mut() {
+            Some(last) if start < last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -605,6 +637,7 @@ mod tests {
         );
         assert!(registry.issued.list.len() <= MAX_FORMS);
         assert!(registry.host.bytes <= MAX_BYTES);
+        assert!(registry.per_request.bytes <= MAX_BYTES);
         // A peer's values never push out the host's.
         drop(registry);
         learn("host-KEPT-secret-1");
@@ -652,6 +685,37 @@ mod tests {
             Secrets::none().short_id("sess-unrelated-99", 8),
             "sess-unr…"
         );
+    }
+
+    #[test]
+    fn assertions_by_the_hundred_never_push_out_what_the_host_holds() {
+        learn("host-KEPT-configured-2");
+        for i in 0..400 {
+            let (pay, sig) = ("Qw3".repeat(40), "Ex9".repeat(20));
+            learn_jwt(&format!(
+                "eyJhbGciOiJFUzI1NiJ9.pay{i:04}{pay}.sig{i:04}{sig}"
+            ));
+            learn_per_request(&format!("verifier-{i:04}-{}", "Rt5".repeat(10)));
+        }
+        assert_eq!(
+            Secrets::none().redact("host-KEPT-configured-2"),
+            "[redacted]"
+        );
+    }
+
+    #[test]
+    fn many_overlapping_secrets_merge_as_they_are_found() {
+        let unit = "Ab1-Cd2-Ef3-Gh4-";
+        let long = unit.repeat(12);
+        // Suffixes of one another, each a credential to the registry.
+        for len in (16..long.len()).step_by(8) {
+            learn_issued(&long[long.len() - len..]);
+        }
+        let text = unit.repeat(2000);
+        let shown = Secrets::none().redact(&text).into_owned();
+        assert!(!shown.contains("Ab1-Cd2-Ef3-Gh4-Ab1"), "{}", &shown[..200]);
+        let merged = merge_in_order([(0, 4), (2, 6), (0, 9), (10, 12), (11, 13)].into_iter());
+        assert_eq!(merged, vec![(0, 9), (10, 13)]);
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use cut::{CUT_MARK, cut, prefix};
 pub const FRAGMENT_LIMIT: usize = 1024;
 pub use known::{
     MAX_BYTES, MAX_FORMS, MIN_FORM, MIN_ISSUED, PIECE, Secret, credential_like, known_forms, learn,
-    learn_basic, learn_basic_issued, learn_issued, learn_jwt,
+    learn_basic, learn_basic_issued, learn_issued, learn_jwt, learn_per_request,
 };
 pub use redact::{REDACTED, redact, redact_json, redact_value};
 pub use secrets::Secrets;
