@@ -179,3 +179,45 @@ async fn a_token_a_header_cannot_carry_fails_as_authorization_failed_and_is_neve
         h.flush().await;
     }
 }
+
+#[tokio::test]
+async fn a_session_delete_after_the_token_expired_gets_one_renewed_quietly() {
+    // Two seconds: the tool takes 2.6 s, so the token has expired when the session's
+    // DELETE goes. Cleanup renews it by client credentials (no search, no prompt) and the
+    // DELETE carries the new token, where it used to go bare and be refused.
+    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
+    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+    auth.configure(|c| {
+        c.resource = server.url();
+        c.expires_in = Some(2);
+    });
+    let slow = binding(oauth_spec(&server.url(), &auth.url(), "progress"));
+    let h = Harness::new();
+    let out = call(&h, &slow, "c1", json!({"steps": 2, "delay_ms": 1300})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    h.flush().await;
+    let issued = auth.issued();
+    assert_eq!(
+        issued.len(),
+        2,
+        "the first token and the one cleanup renewed"
+    );
+    let stats = server.stats();
+    let delete = stats
+        .received
+        .iter()
+        .find(|r| r.http_method == "DELETE")
+        .expect("the session's DELETE");
+    assert_eq!(
+        delete.authorization.as_deref(),
+        Some(format!("Bearer {}", issued[1]).as_str()),
+        "the DELETE carried the renewed token"
+    );
+    assert_eq!(delete.status, Some(200), "and the session was closed");
+    let grants: Vec<_> = auth
+        .token_requests()
+        .iter()
+        .filter_map(|r| r.form("grant_type"))
+        .collect();
+    assert_eq!(grants, ["client_credentials", "client_credentials"]);
+}

@@ -265,6 +265,34 @@ fn the_secret_and_every_token_stay_unprinted_through_a_refresh() {
                     assert_nothing_secret(secret, printed, &what);
                 }
             }
+            // The bindings mcp-tools prints (they go into a host config, and to the model).
+            let before = auth.issued().len();
+            let url = server.url();
+            let issuer = auth.url();
+            let args = [
+                "-url",
+                url.as_str(),
+                "-oauth-client-id",
+                CLIENT,
+                "-oauth-secret-env",
+                "HOSTILE_SECRET",
+                "-oauth-issuer",
+                issuer.as_str(),
+                "-tenant",
+                "acme",
+                "-tools",
+                "echo",
+            ];
+            let bindings = run(TOOLS, &args, &[("HOSTILE_SECRET", secret)]);
+            let held = tokens(before + 1, auth.issued().len());
+            let what = format!("{era:?} error={error} bindings");
+            assert_eq!(bindings.code, 0, "{what}: {}", bindings.stderr);
+            assert!(
+                bindings.stdout.contains("[redacted]"),
+                "{what}: {}",
+                bindings.stdout
+            );
+            assert_nothing_secret(secret, &(bindings, held), &what);
             let grants: Vec<_> = auth
                 .token_requests()
                 .iter()

@@ -2,14 +2,23 @@
 
 use std::fmt;
 
-/// A bearer token. `Debug` and `Display` print `Secret(***)`; only [`Secret::expose`] reads it.
+use zeroize::Zeroizing;
+
+/// A secret the policy layer carries (a bearer token read from `token_env`, a client
+/// secret or key given in code). It has no `Display`; `Debug` prints `Secret(***)`; its
+/// memory is zeroed when dropped; only [`Secret::expose`] reads it.
+///
+/// This layer knows nothing of MCP, so it cannot register the value with the MCP
+/// layer's redaction step itself: the MCP layer turns every value it receives in one of
+/// these into its own registered secret (`brain_mcp_proto::text::Secret`) before any
+/// request is made with it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub struct Secret(Zeroizing<String>);
 
 impl Secret {
     /// Wraps a token value.
     pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
+        Self(Zeroizing::new(value.into()))
     }
 
     /// Reads the token from environment variable `var`.
@@ -29,9 +38,10 @@ impl Secret {
         match lookup {
             Ok(value) if value.is_empty() => Err(SecretError::Empty(var.to_owned())),
             Ok(value) if value.chars().any(char::is_control) => {
+                drop(Zeroizing::new(value));
                 Err(SecretError::ControlCharacters(var.to_owned()))
             }
-            Ok(value) => Ok(Self(value)),
+            Ok(value) => Ok(Self(Zeroizing::new(value))),
             Err(std::env::VarError::NotPresent) => Err(SecretError::Missing(var.to_owned())),
             Err(std::env::VarError::NotUnicode(_)) => Err(SecretError::NotUnicode(var.to_owned())),
         }
@@ -44,12 +54,6 @@ impl Secret {
 }
 
 impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
-
-impl fmt::Display for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(***)")
     }
@@ -81,10 +85,9 @@ mod tests {
     // rules are tested through `from_lookup`, and `from_env` with variables cargo sets.
 
     #[test]
-    fn debug_and_display_hide_the_value() {
+    fn debug_hides_the_value() {
         let secret = Secret::new("hunter2-token");
         assert_eq!(format!("{secret:?}"), "Secret(***)");
-        assert_eq!(format!("{secret}"), "Secret(***)");
         assert_eq!(format!("{:?}", Some(&secret)), "Some(Secret(***))");
         assert_eq!(secret.expose(), "hunter2-token");
     }
