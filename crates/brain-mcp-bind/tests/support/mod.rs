@@ -1,6 +1,6 @@
 //! What the program-level hostile tests share: running a program as an operator does,
 //! the output levels, how a server spells a secret, and the checks on what was printed.
-#![allow(dead_code, reason = "each test file uses its own part")]
+#![allow(dead_code)] // each test file that includes this module uses its own part
 
 use std::process::Command;
 

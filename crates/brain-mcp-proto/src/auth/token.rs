@@ -311,11 +311,7 @@ where
 
 /// A finite, non-negative number of seconds below `u64::MAX`, its fraction dropped.
 fn whole(seconds: Option<f64>) -> Option<u64> {
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "checked to be finite, non-negative and below u64::MAX first"
-    )]
+    // Checked to be finite, non-negative and below u64::MAX before the cast.
     seconds
         .filter(|s| s.is_finite() && *s >= 0.0 && *s < 18_446_744_073_709_551_615.0)
         .map(|s| s as u64)
