@@ -98,7 +98,7 @@ impl Secrets {
         self.list.iter().flat_map(|l| l.iter()).map(|s| &**s)
     }
 
-    /// `text` with every secret removed, in every spelling [`redact`] knows (as written,
+    /// `text` with every secret removed, in every spelling [`redact`](super::redact) knows (as written,
     /// percent-encoded, JSON-escaped, in any ASCII case).
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.redact_with(known::snapshot().as_deref(), text)
