@@ -86,7 +86,7 @@ async fn call(host: &ToolHost, tenant: &str, tool: &str, arguments: Value) -> u8
             code = u8::from(result.is_error);
         }
         if let Ok(line) = serde_json::to_string(&event) {
-            println!("{}", brain_mcp_proto::text::json_safe(&line));
+            println!("{}", brain_mcp_bind::json_safe(&line));
         }
     }
     if handle.dropped_progress() > 0 {

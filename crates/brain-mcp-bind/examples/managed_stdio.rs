@@ -148,7 +148,7 @@ async fn run(args: Args) -> u8 {
             }
         }
         if let Ok(line) = serde_json::to_string(&event) {
-            let _ = writeln!(out, "{}", brain_mcp_proto::text::json_safe(&line));
+            let _ = writeln!(out, "{}", brain_mcp_bind::json_safe(&line));
             let _ = out.flush();
         }
     }
@@ -160,5 +160,5 @@ async fn run(args: Args) -> u8 {
 
 /// `text` as one terminal-safe line.
 fn one_line(text: &str) -> String {
-    brain_mcp_proto::text::terminal_safe(text).into_owned()
+    brain_mcp_bind::terminal_safe(text).into_owned()
 }

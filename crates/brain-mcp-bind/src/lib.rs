@@ -12,6 +12,9 @@
 //!   servers and managed stdio servers alike ([`host`]). See `examples/embed.rs` and
 //!   `examples/managed_stdio.rs`.
 //!
+//! - [`RedactingWriter`] is the last guard the programs put on their own log output, for a
+//!   service to put on its own: every secret the process knows removed from each line.
+//!
 //! The binaries `mcp-call` and `mcp-tools` are thin wrappers over the `cmd` module (the
 //! default `cli` feature; a library user can leave it off).
 
@@ -31,6 +34,7 @@ mod executor;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gate;
+mod guard;
 pub mod host;
 mod limits;
 mod link;
@@ -50,14 +54,21 @@ pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use discover::{DiscoverError, DiscoverErrorKind};
 pub use executor::{ENVELOPE_ALLOWANCE, McpExecutor};
+pub use guard::{DEFAULT_LINE_LIMIT, RedactingWriter};
 pub use host::{CallHandle, HostError, HostErrorKind, ManagedServer, Reloaded, ToolHost, ToolSpec};
 pub use responder::{Refusal, Responder, ServerRequest};
 
 // What a caller of the facade needs, from the crates below, so one dependency does.
+/// The attribute the traits an embedder implements are written with
+/// ([`CredentialSource`], [`TokenStore`], [`AuthorizationHandler`], [`Responder`]):
+/// put `#[brain_mcp_bind::async_trait]` on the `impl`, and no dependency of your own is
+/// needed. (A plain `async fn` in the `impl` does not match the trait's boxed future.)
+pub use async_trait::async_trait;
+pub use brain_mcp_proto::text::{json_safe, terminal_safe};
 pub use brain_mcp_proto::version::ProtocolVersion;
 pub use brain_mcp_transport::{ClientConfig, Delivery, ProxyConfig};
 pub use brain_tools_core::{
-    ContentBlock, ErrorKind, HostConfig, ProgressEvent, Secret, ToolCall, ToolEvent,
-    ToolResultEvent,
+    ClientSecret, ContentBlock, ErrorKind, HostConfig, ProgressEvent, Secret, ToolCall,
+    ToolEvent, ToolResultEvent,
 };
 pub use tokio_util::sync::CancellationToken;

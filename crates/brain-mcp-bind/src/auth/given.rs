@@ -352,7 +352,8 @@ pub enum Credential {
 
 /// Where an embedder's credentials come from: asked before each call with the tenant
 /// and the server's URL. Rotation takes effect at the next call; tokens got with the
-/// same credentials are shared and renewed by the client.
+/// same credentials are shared and renewed by the client. Implement it with
+/// `#[brain_mcp_bind::async_trait]` on the `impl` (re-exported: no dependency needed).
 #[async_trait]
 pub trait CredentialSource: Send + Sync + 'static {
     /// The credential for `tenant`'s call to the server at `server_url`.

@@ -20,6 +20,7 @@ use tracing_subscriber::registry::LookupSpan;
 use brain_mcp_transport::Secrets;
 use brain_mcp_transport::observe::EXCHANGE_TARGET;
 
+use crate::RedactingWriter;
 use crate::observe::MCP_TARGET;
 
 /// Where log lines go.
@@ -68,43 +69,18 @@ impl Guard {
     }
 }
 
-/// A writer for `tracing-subscriber`'s formatter: collects its bytes and hands each whole
-/// line to the [`Guard`] (the formatter writes one event per writer, then drops it).
-struct GuardWriter {
-    guard: Guard,
-    pending: Vec<u8>,
-}
+/// The sink as a writer, for the [`RedactingWriter`] in front of `tracing-subscriber`'s
+/// formatter (the formatter writes one event per writer, then drops it).
+struct SinkWriter(Sink);
 
-impl GuardWriter {
-    fn lines(&mut self, all: bool) {
-        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            let text = String::from_utf8_lossy(&line[..line.len() - 1]);
-            self.guard.write_line(&text, LINE_LIMIT);
-        }
-        if all && !self.pending.is_empty() {
-            let rest = std::mem::take(&mut self.pending);
-            self.guard
-                .write_line(&String::from_utf8_lossy(&rest), LINE_LIMIT);
-        }
-    }
-}
-
-impl Write for GuardWriter {
+impl Write for SinkWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.pending.extend_from_slice(buf);
-        self.lines(false);
+        self.0.write_raw(buf);
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-impl Drop for GuardWriter {
-    fn drop(&mut self) {
-        self.lines(true);
     }
 }
 
@@ -151,9 +127,12 @@ impl Logging {
         let fmt_layer = env.map(|filter| {
             tracing_subscriber::fmt::layer()
                 .with_ansi(false)
-                .with_writer(move || GuardWriter {
-                    guard: guard.clone(),
-                    pending: Vec::new(),
+                .with_writer(move || {
+                    RedactingWriter::with_secrets(
+                        SinkWriter(guard.sink.clone()),
+                        guard.secrets.clone(),
+                    )
+                    .with_line_limit(LINE_LIMIT)
                 })
                 .with_filter(filter)
         });
