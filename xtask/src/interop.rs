@@ -419,4 +419,3 @@ fn versions() -> Vec<(&'static str, String)> {
         ),
     ]
 }
-
