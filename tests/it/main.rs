@@ -33,6 +33,7 @@ mod discover_sessions;
 mod discover_support;
 mod host_examples;
 mod host_facade;
+mod host_oauth;
 mod host_reload;
 mod hostile_data;
 mod hostile_discovery;

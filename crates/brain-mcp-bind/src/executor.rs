@@ -84,7 +84,7 @@ impl McpExecutor {
     }
 
     /// The credential of a call: the source's, when one is set.
-    async fn credential(&self, tenant: &str, url: &str) -> Credential {
+    pub(crate) async fn credential(&self, tenant: &str, url: &str) -> Credential {
         let source = self
             .credentials
             .read()
@@ -186,6 +186,18 @@ impl McpExecutor {
 #[async_trait]
 impl ToolExecutor for McpExecutor {
     async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        self.execute_with(ctx, None).await
+    }
+}
+
+impl McpExecutor {
+    /// Runs a call with `oauth` (a managed server's, given in code) as the binding's own
+    /// credential: used when the host's credential source, if any, answers `FromBinding`.
+    pub(crate) async fn execute_with(
+        &self,
+        ctx: ExecContext<'_>,
+        oauth: Option<&OAuthClient>,
+    ) -> Result<ToolOutput, ToolFailure> {
         let binding = ctx.binding;
         let Some(mcp) = binding.mcp() else {
             return Err(ToolFailure::before_send(
@@ -199,7 +211,9 @@ impl ToolExecutor for McpExecutor {
         let (bearer, oauth) = match self.credential(&ctx.call.tenant, mcp.url().as_str()).await {
             Credential::FromBinding => (
                 ctx.token.as_ref().map(|t| BearerToken::new(t.expose())),
-                binding.oauth().map(OAuthClient::from_config),
+                oauth
+                    .cloned()
+                    .or_else(|| binding.oauth().map(OAuthClient::from_config)),
             ),
             Credential::Bearer(token) => (Some(BearerToken::new(token.expose())), None),
             Credential::OAuth(client) => (None, Some(client)),
@@ -217,9 +231,7 @@ impl ToolExecutor for McpExecutor {
         let server = self.server(mcp.url(), bearer, oauth, binding.headers())?;
         self.run(&server, mcp.tool(), &ctx).await
     }
-}
 
-impl McpExecutor {
     /// The HTTP server a call goes to, with its credential. Not async, so nothing it
     /// builds on the way (the OAuth client) is held in the call's future.
     fn server(

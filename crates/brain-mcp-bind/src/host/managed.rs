@@ -8,6 +8,8 @@ use brain_mcp_proto::client::Era;
 use brain_mcp_transport::stdio::StdioConfig;
 use brain_tools_core::Secret;
 
+use crate::OAuthClient;
+
 /// The default bound on starting a managed server and reading its tools.
 pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Handshake-era children a stdio server keeps started and initialized by default.
@@ -48,6 +50,8 @@ pub(crate) enum Kind {
     Http {
         url: String,
         token: Option<Secret>,
+        /// OAuth client credentials, in place of a bearer token.
+        oauth: Option<OAuthClient>,
         headers: Vec<(String, String)>,
     },
 }
@@ -59,6 +63,7 @@ impl std::fmt::Debug for Kind {
             Self::Http {
                 url,
                 token,
+                oauth,
                 headers,
             } => f
                 .debug_struct("Http")
@@ -69,6 +74,7 @@ impl std::fmt::Debug for Kind {
                         .ok(),
                 )
                 .field("token", token)
+                .field("oauth", oauth)
                 .field(
                     "headers",
                     &headers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
@@ -94,6 +100,7 @@ impl ManagedServer {
             Kind::Http {
                 url: url.into(),
                 token: None,
+                oauth: None,
                 headers: Vec::new(),
             },
         )
@@ -177,11 +184,29 @@ impl ManagedServer {
     }
 
     /// The bearer token of an HTTP server (ignored for stdio). It is sent only to the
-    /// server's origin and never shown.
+    /// server's origin and never shown. Replaces [`Self::oauth`].
     #[must_use]
     pub fn bearer(mut self, token: Secret) -> Self {
-        if let Kind::Http { token: t, .. } = &mut self.kind {
+        if let Kind::Http {
+            token: t, oauth, ..
+        } = &mut self.kind
+        {
             *t = Some(token);
+            *oauth = None;
+        }
+        self
+    }
+
+    /// OAuth for an HTTP server (ignored for stdio): tokens got and renewed with
+    /// `client`, as a config binding's `oauth` block gets them, for listing the server's
+    /// tools and for every call. Replaces [`Self::bearer`]. A credential source set on
+    /// the host ([`ToolHost::set_credentials`](crate::ToolHost::set_credentials)) still
+    /// decides per tenant when it answers anything but `FromBinding`.
+    #[must_use]
+    pub fn oauth(mut self, client: OAuthClient) -> Self {
+        if let Kind::Http { token, oauth, .. } = &mut self.kind {
+            *oauth = Some(client);
+            *token = None;
         }
         self
     }

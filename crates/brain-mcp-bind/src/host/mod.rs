@@ -46,6 +46,7 @@
 //! ```
 
 mod events;
+mod listing;
 mod managed;
 mod reload;
 mod route;
@@ -68,6 +69,7 @@ pub use managed::{
     DEFAULT_DISCOVERY_TIMEOUT, DEFAULT_POOL_SIZE, DEFAULT_STDERR_LIMIT, ManagedServer, ToolSpec,
 };
 
+use crate::Credential;
 use crate::discover::DiscoverError;
 use crate::server::Server;
 use crate::stdio::StdioServer;
@@ -273,19 +275,31 @@ impl ToolHost {
     /// unless every named tool loads; the tools never change after this.
     pub async fn add_server(&self, server: ManagedServer) -> Result<Vec<String>, HostError> {
         let invalid = |m: String| HostError::new(HostErrorKind::Invalid, m);
+        let listing = self.listing_credential(&server).await?;
         let (reached, endpoint, started) = match &server.kind {
             Kind::Http {
                 url,
                 token,
+                oauth,
                 headers,
             } => {
                 brain_tools_core::check_headers(headers)
                     .map_err(|reason| invalid(format!("server {:?}: {reason}", server.name)))?;
-                let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
-                let target = Target::new(url, bearer)
+                let (bearer, oauth) = match listing {
+                    Some(Credential::Bearer(t)) => (Some(BearerToken::new(t.expose())), None),
+                    Some(Credential::OAuth(client)) => (None, Some(client)),
+                    _ => (
+                        token.as_ref().map(|t| BearerToken::new(t.expose())),
+                        oauth.clone(),
+                    ),
+                };
+                let mut target = Target::new(url, bearer)
                     .map_err(invalid)?
                     .with_headers(headers)
                     .with_secrets(self.client().proxy_secrets());
+                if let Some(oauth) = &oauth {
+                    target = target.with_oauth(self.client().authorizers(), oauth);
+                }
                 let endpoint = select::Endpoint { url, headers };
                 (Server::http(self.client(), target), Some(endpoint), None)
             }
@@ -337,8 +351,9 @@ impl ToolHost {
             .into_iter()
             .map(|s| {
                 let via = match &server.kind {
-                    Kind::Http { token, .. } => Via::Http {
+                    Kind::Http { token, oauth, .. } => Via::Http {
                         token: token.clone(),
+                        oauth: oauth.clone(),
                     },
                     Kind::Stdio(_) => Via::Stdio {
                         server: reached.clone(),

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use brain_tools_core::{Binding, ExecContext, Secret, ToolExecutor, ToolFailure, ToolOutput};
 
+use crate::OAuthClient;
+
 use crate::McpExecutor;
 use crate::server::Server;
 
@@ -34,7 +36,10 @@ impl Route {
     pub(super) fn configured(binding: Arc<Binding>) -> Self {
         Self {
             binding,
-            via: Via::Http { token: None },
+            via: Via::Http {
+                token: None,
+                oauth: None,
+            },
             limit: None,
             configured: true,
             server: None,
@@ -44,8 +49,12 @@ impl Route {
 
 #[derive(Debug)]
 pub(super) enum Via {
-    /// An MCP binding over HTTP; `token` given in code replaces `token_env`.
-    Http { token: Option<Secret> },
+    /// An MCP binding over HTTP; `token` or `oauth` given in code replace the binding's
+    /// own credential.
+    Http {
+        token: Option<Secret>,
+        oauth: Option<OAuthClient>,
+    },
     /// A tool of a managed stdio server.
     Stdio { server: Server, tool: String },
 }
@@ -67,11 +76,11 @@ impl ToolExecutor for RouteExecutor<'_> {
             None => None,
         };
         match self.via {
-            Via::Http { token } => {
+            Via::Http { token, oauth } => {
                 if token.is_some() {
                     ctx.token = token.clone();
                 }
-                self.executor.execute(ctx).await
+                self.executor.execute_with(ctx, oauth.as_ref()).await
             }
             Via::Stdio { server, tool } => self.executor.run(server, tool, &ctx).await,
         }
