@@ -21,10 +21,7 @@ const SECRET: &str = env!("CARGO_PKG_NAME");
 
 /// An authorization server and an MCP server it guards.
 fn servers(era: Era) -> (TestAuthServer, TestServer) {
-    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
-    let server = TestServer::start(ServerConfig::new(era).hook(auth.guard()));
-    auth.configure(|c| c.resource = server.url());
-    (auth, server)
+    TestAuthServer::guarding(era, CLIENT, SECRET)
 }
 
 /// The `echo` binding with credentials pinned to `issuer`.

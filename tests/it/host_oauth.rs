@@ -6,8 +6,8 @@ use std::sync::Arc;
 use brain_mcp_bind::{
     ClientProof, Credential, CredentialSource, ManagedServer, OAuthClient, Secret, ToolSpec,
 };
-use brain_tests::auth::{AuthConfig, TestAuthServer};
-use brain_tests::server::{Era, ServerConfig, TestServer};
+use brain_tests::auth::TestAuthServer;
+use brain_tests::server::{Era, TestServer};
 use serde_json::json;
 
 use crate::stdio_support::{TENANT, call, host};
@@ -17,10 +17,7 @@ const SECRET: &str = "managed-SECRET-4c1e9b";
 
 /// An authorization server and an MCP server of `era` it guards.
 fn guarded(era: Era) -> (TestAuthServer, TestServer) {
-    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
-    let server = TestServer::start(ServerConfig::new(era).hook(auth.guard()));
-    auth.configure(|c| c.resource = server.url());
-    (auth, server)
+    TestAuthServer::guarding(era, CLIENT, SECRET)
 }
 
 fn client(issuer: &str) -> OAuthClient {

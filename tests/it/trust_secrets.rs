@@ -6,7 +6,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use brain_tests::auth::{AuthConfig, TestAuthServer};
+use brain_tests::auth::TestAuthServer;
 use brain_tests::server::{Era, RawReply, ServerConfig, TestServer};
 use serde_json::{Value, json};
 
@@ -78,10 +78,8 @@ async fn the_client_secret_in_every_basic_form_is_redacted_before_the_first_toke
 async fn a_token_without_a_usable_lifetime_works_and_every_message_carries_it() {
     // `expires_in: 0` used to make every call fail as handshake_failed: the token was
     // never fresh, so `notifications/initialized` went out without it.
-    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
-    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+    let (auth, server) = TestAuthServer::guarding(Era::Handshake, CLIENT, SECRET);
     auth.configure(|c| {
-        c.resource = server.url();
         c.expires_in = Some(0);
     });
     let echo = binding(oauth_spec(&server.url(), &auth.url(), "echo"));
@@ -116,10 +114,8 @@ async fn a_token_without_a_usable_lifetime_works_and_every_message_carries_it() 
 async fn the_session_delete_inside_the_renewal_margin_carries_the_token() {
     // Four seconds: renewed in its last second. The tool takes 3.2 s, so the session's
     // DELETE goes out inside the margin, where it used to go without a token.
-    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
-    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+    let (auth, server) = TestAuthServer::guarding(Era::Handshake, CLIENT, SECRET);
     auth.configure(|c| {
-        c.resource = server.url();
         c.expires_in = Some(4);
     });
     let slow = binding(oauth_spec(&server.url(), &auth.url(), "progress"));
@@ -153,10 +149,8 @@ async fn a_token_a_header_cannot_carry_fails_as_authorization_failed_and_is_neve
         "tok-del\u{7f}x",
         "tok spaced",
     ] {
-        let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
-        let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+        let (auth, server) = TestAuthServer::guarding(Era::Handshake, CLIENT, SECRET);
         auth.configure(|c| {
-            c.resource = server.url();
             c.access_token = Some(token.to_owned());
         });
         let echo = binding(oauth_spec(&server.url(), &auth.url(), "echo"));
@@ -185,10 +179,8 @@ async fn a_session_delete_after_the_token_expired_gets_one_renewed_quietly() {
     // Two seconds: the tool takes 2.6 s, so the token has expired when the session's
     // DELETE goes. Cleanup renews it by client credentials (no search, no prompt) and the
     // DELETE carries the new token, where it used to go bare and be refused.
-    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
-    let server = TestServer::start(ServerConfig::new(Era::Handshake).hook(auth.guard()));
+    let (auth, server) = TestAuthServer::guarding(Era::Handshake, CLIENT, SECRET);
     auth.configure(|c| {
-        c.resource = server.url();
         c.expires_in = Some(2);
     });
     let slow = binding(oauth_spec(&server.url(), &auth.url(), "progress"));

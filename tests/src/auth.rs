@@ -215,6 +215,20 @@ impl TestAuthServer {
         lock(&self.state).valid.clear();
     }
 
+    /// An authorization server for `client_id` / `client_secret` and an MCP server of
+    /// `era` it guards (the resource its metadata names).
+    pub fn guarding(
+        era: crate::server::Era,
+        client_id: &str,
+        client_secret: &str,
+    ) -> (Self, crate::server::TestServer) {
+        let auth = Self::start(AuthConfig::new("", client_id, client_secret));
+        let config = crate::server::ServerConfig::new(era).hook(auth.guard());
+        let server = crate::server::TestServer::start(config);
+        auth.configure(|c| c.resource = server.url());
+        (auth, server)
+    }
+
     /// [`Self::revoke_all`] as a function a server hook can hold.
     pub fn revoker(&self) -> impl Fn() + Send + Sync + 'static {
         let state = self.state.clone();
