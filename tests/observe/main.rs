@@ -517,4 +517,57 @@ async fn oauth_secrets_never_appear_even_at_trace(capture: &Capture) {
     for secret in &secrets {
         assert!(!all.contains(secret.as_str()), "{secret:?} leaked");
     }
+    authorization_is_visible(capture, &auth.url());
+}
+
+/// Authorization in spans, events and exchange lines: a span per token request naming
+/// the server, the issuer and the grant; an event with its outcome; the metadata fetches;
+/// and the bytes of every fetched answer counted.
+fn authorization_is_visible(capture: &Capture, issuer: &str) {
+    let tokens = capture.seen.spans_named("auth_token");
+    for grant in ["client_credentials", "authorization_code", "refresh_token"] {
+        assert!(
+            tokens
+                .iter()
+                .any(|t| t.get("grant").map(String::as_str) == Some(grant)),
+            "a {grant} request was seen: {tokens:?}"
+        );
+    }
+    assert!(
+        tokens
+            .iter()
+            .all(|t| t.get("issuer").map(String::as_str) == Some(issuer)),
+        "{tokens:?}"
+    );
+    let events = capture.seen.events_with("brain::auth");
+    let outcomes: Vec<&str> = events
+        .iter()
+        .filter(|e| e.get("message").map(String::as_str) == Some("token request"))
+        .filter_map(|e| e.get("outcome").map(String::as_str))
+        .collect();
+    assert!(
+        outcomes.contains(&"ok") && outcomes.contains(&"refused"),
+        "{outcomes:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.get("message").map(String::as_str) == Some("metadata")
+                && e.get("outcome").map(String::as_str) == Some("ok")),
+        "{events:?}"
+    );
+    let fetched: Vec<_> = capture
+        .seen
+        .events_with("brain::exchange")
+        .into_iter()
+        .filter(|e| e.get("http_method").map(String::as_str) == Some("GET"))
+        .collect();
+    assert!(!fetched.is_empty());
+    assert!(
+        fetched
+            .iter()
+            .filter(|e| e.get("status").map(String::as_str) == Some("200"))
+            .all(|e| e.get("bytes").is_some_and(|b| b != "0")),
+        "the bytes of a fetched document are counted: {fetched:?}"
+    );
 }

@@ -203,6 +203,7 @@ impl HttpClient {
         let status = resp.status().as_u16();
         let mut budget = Budget::new(req.limit);
         let body = body::read_all(resp.body_mut(), &mut budget).await?;
+        log.bytes(body.len());
         log.end("ok");
         Ok(Fetched {
             status,

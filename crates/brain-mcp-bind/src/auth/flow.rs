@@ -2,17 +2,19 @@
 //! one token request. Every fetch has a byte bound and a deadline; nothing is retried
 //! beyond what the core's search and rounds allow.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use brain_mcp_proto::auth::token::{self, Grant, Token};
-use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Search, Step};
+use brain_mcp_proto::auth::{AuthError, Authority, BearerChallenge, HttpUrl, Search, Step};
 use brain_mcp_proto::client::Header;
 use brain_mcp_transport::{ErrorKind, FetchRequest, Fetched, Secrets, TransportError};
 use bytes::Bytes;
 use http::Uri;
+use tracing::Instrument;
 
 use super::Net;
 use super::credentials::Credentials;
+use crate::observe::auth as observe;
 
 /// How long one authorization request may take (each counts inside the call's deadline).
 pub(crate) const STEP_DEADLINE: Duration = Duration::from_secs(10);
@@ -55,8 +57,21 @@ pub(crate) async fn find(
     }
 }
 
-/// A GET of a metadata document, within the server's destination rule.
+/// A GET of a metadata document, within the server's destination rule, in its span.
 async fn get(net: &Net<'_>, url: &str) -> Result<Fetched, TransportError> {
+    let started = Instant::now();
+    let span = observe::metadata_span(url);
+    let result = fetch_document(net, url).instrument(span.clone()).await;
+    let (status, outcome) = match &result {
+        Ok(answer) if answer.status == 200 => (Some(answer.status), "ok"),
+        Ok(answer) => (Some(answer.status), "status"),
+        Err(e) => (None, e.kind().as_str()),
+    };
+    observe::metadata_done(&span, status, outcome, started);
+    result
+}
+
+async fn fetch_document(net: &Net<'_>, url: &str) -> Result<Fetched, TransportError> {
     let uri: Uri = url
         .parse()
         .map_err(|_| TransportError::unauthorized("authorization metadata: not a URL"))?;
@@ -105,13 +120,24 @@ pub(crate) async fn token(
         .unwrap_or_default();
     req.secrets = secrets.clone();
     req.destinations = Some(net.destinations);
-    let answer = net
-        .http
-        .fetch(req)
-        .await
-        .map_err(|e| format!("authorization: token request: {e}"))?;
-    token::read_token(answer.status, &answer.body)
-        .map_err(|e| format!("authorization: {}", redacted(&secrets, &e.to_string())))
+    let grant_name = observe::grant_name(&grant);
+    let span = observe::token_span(&authority.resource, &authority.issuer, grant_name);
+    let started = Instant::now();
+    let answer = match net.http.fetch(req).instrument(span.clone()).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            observe::token_done(&span, grant_name, None, e.kind().as_str(), started);
+            return Err(format!("authorization: token request: {e}"));
+        }
+    };
+    let read = token::read_token(answer.status, &answer.body);
+    let outcome = match &read {
+        Ok(_) => "ok",
+        Err(AuthError::TokenRefused { .. }) => "refused",
+        Err(_) => "invalid_answer",
+    };
+    observe::token_done(&span, grant_name, Some(answer.status), outcome, started);
+    read.map_err(|e| format!("authorization: {}", redacted(&secrets, &e.to_string())))
 }
 
 fn redacted(secrets: &Secrets, text: &str) -> String {

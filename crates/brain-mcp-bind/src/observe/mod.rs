@@ -3,8 +3,9 @@
 //! ([`OPERATION_DURATION`], [`SESSION_DURATION`]), a `mcp_exchange` span around each HTTP
 //! message (the transport writes the exchange's event inside it), events for era
 //! decisions and sessions (target `brain::mcp`), the call span's MCP fields, and the
-//! session and breaker counters.
+//! session and breaker counters; [`auth`]: authorization's spans, events and counter.
 
+pub mod auth;
 mod operation;
 
 use brain_mcp_proto::client::{Era, Outgoing};
