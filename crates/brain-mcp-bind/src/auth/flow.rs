@@ -14,7 +14,7 @@ use tracing::Instrument;
 
 use super::Net;
 use super::credentials::Credentials;
-use crate::observe::auth as observe;
+use super::seen as observe;
 
 /// How long one authorization request may take (each counts inside the call's deadline).
 pub(crate) const STEP_DEADLINE: Duration = Duration::from_secs(10);

@@ -12,6 +12,7 @@ pub(crate) mod credentials;
 mod flow;
 mod given;
 mod held;
+mod seen;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,6 +33,7 @@ pub use given::{
     OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
+pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
 
 /// What the URLs a server names may reach: the server's URL, from which its class is
 /// found (only when a document or token is to be fetched), and the host's allowance.

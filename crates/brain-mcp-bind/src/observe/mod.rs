@@ -3,9 +3,9 @@
 //! ([`OPERATION_DURATION`], [`SESSION_DURATION`]), a `mcp_exchange` span around each HTTP
 //! message (the transport writes the exchange's event inside it), events for era
 //! decisions and sessions (target `brain::mcp`), the call span's MCP fields, and the
-//! session and breaker counters; [`auth`]: authorization's spans, events and counter.
+//! session and breaker counters; authorization's target and counter ([`AUTH_TARGET`],
+//! [`TOKEN_REQUESTS`]; the spans and events are written in `auth/seen.rs`).
 
-pub mod auth;
 mod operation;
 
 use brain_mcp_proto::client::{Era, Outgoing};
@@ -15,6 +15,7 @@ use tracing::Span;
 
 use crate::target::Target;
 
+pub use crate::auth::{AUTH_TARGET, TOKEN_REQUESTS};
 pub(crate) use operation::{Failure, Operation, PIPE, Peer, session_duration};
 pub use operation::{OPERATION_DURATION, SESSION_DURATION};
 

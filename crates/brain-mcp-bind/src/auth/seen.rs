@@ -1,4 +1,5 @@
-//! What authorization tells the operator (docs/observability.md): a span around each
+//! What authorization tells the operator (docs/observability.md; the target and the
+//! counter's name are re-exported from `observe`): a span around each
 //! metadata fetch and each token request, an event when each ends (which server, which
 //! issuer, which grant, the outcome, the status, how long), and a counter of token
 //! requests by grant and outcome. Never a secret: URLs are shown by origin, through the
