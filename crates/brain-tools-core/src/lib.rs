@@ -41,7 +41,7 @@ pub use executor::{
 pub use headers::{
     MAX_HEADER_BYTES, MAX_HEADERS, check_header_name, check_header_value, check_headers,
 };
-pub use oauth::{ClientSecret, OAuthConfig};
+pub use oauth::{OAuthConfig, SecretVar};
 pub use pipeline::{run_call, run_call_with};
 pub use schema::{CompiledSchema, Violation, Violations};
 pub use secret::{Secret, SecretError};

@@ -24,21 +24,24 @@ const FIELDS: &[&str] = &[
     "scopes",
 ];
 
-/// How a client proves who it is at the token endpoint.
+/// Which environment variable holds a client's proof at the token endpoint, and what
+/// it holds. The value here is the variable's *name*, never the secret: the secret is
+/// read from that variable when a token is needed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ClientSecret {
-    /// A shared secret in this environment variable (`client_secret_basic` or `_post`).
-    SecretEnv(String),
-    /// A PEM private key in this environment variable (`private_key_jwt`).
-    KeyEnv(String),
+pub enum SecretVar {
+    /// The name of the variable holding a shared secret (`client_secret_basic` or
+    /// `_post`).
+    Secret(String),
+    /// The name of the variable holding a PEM private key (`private_key_jwt`).
+    Key(String),
 }
 
-impl ClientSecret {
+impl SecretVar {
     /// The environment variable holding the secret or key.
     pub fn env_var(&self) -> &str {
         match self {
-            Self::SecretEnv(var) | Self::KeyEnv(var) => var,
+            Self::Secret(var) | Self::Key(var) => var,
         }
     }
 }
@@ -49,7 +52,7 @@ impl ClientSecret {
 pub struct OAuthConfig {
     issuer: EndpointUrl,
     client_id: String,
-    secret: ClientSecret,
+    secret: SecretVar,
     scopes: Vec<String>,
 }
 
@@ -58,7 +61,7 @@ impl OAuthConfig {
     pub fn new(
         issuer: EndpointUrl,
         client_id: impl Into<String>,
-        secret: ClientSecret,
+        secret: SecretVar,
         scopes: Vec<String>,
     ) -> Self {
         Self {
@@ -80,7 +83,7 @@ impl OAuthConfig {
     }
 
     /// Where the client's secret or key is.
-    pub fn secret(&self) -> &ClientSecret {
+    pub fn secret(&self) -> &SecretVar {
         &self.secret
     }
 
@@ -104,8 +107,8 @@ impl OAuthConfig {
         }
         let var = Some(self.secret.env_var());
         let (secret, key) = match &self.secret {
-            ClientSecret::SecretEnv(_) => (var, None),
-            ClientSecret::KeyEnv(_) => (None, var),
+            SecretVar::Secret(_) => (var, None),
+            SecretVar::Key(_) => (None, var),
         };
         serde_json::to_value(Form {
             issuer: self.issuer(),
@@ -184,8 +187,8 @@ impl OAuthConfig {
             }
         }
         let secret = match (secret_env, key_env) {
-            (Some(var), None) => Some(ClientSecret::SecretEnv(var)),
-            (None, Some(var)) => Some(ClientSecret::KeyEnv(var)),
+            (Some(var), None) => Some(SecretVar::Secret(var)),
+            (None, Some(var)) => Some(SecretVar::Key(var)),
             (Some(_), Some(_)) => {
                 problems.push((
                     "private_key_env".into(),
@@ -266,14 +269,14 @@ mod tests {
         assert_eq!(config.issuer(), "https://auth.example.com");
         assert_eq!(
             config.secret(),
-            &ClientSecret::SecretEnv("MCP_CLIENT_SECRET".into())
+            &SecretVar::Secret("MCP_CLIENT_SECRET".into())
         );
         assert_eq!(config.to_value(), block);
         let key = parse(
             json!({"issuer": "https://a.example", "client_id": "c", "private_key_env": "KEY"}),
         )
         .unwrap();
-        assert_eq!(key.secret(), &ClientSecret::KeyEnv("KEY".into()));
+        assert_eq!(key.secret(), &SecretVar::Key("KEY".into()));
         assert!(key.scopes().is_empty());
     }
 

@@ -11,7 +11,7 @@ use brain_mcp_proto::auth::jwt::{self, Alg};
 use brain_mcp_proto::auth::metadata::ServerMetadata;
 use brain_mcp_proto::auth::token::{ClientAuth, Form, client_form};
 use brain_mcp_proto::text::Secrets;
-use brain_tools_core::{ClientSecret, Secret};
+use brain_tools_core::{Secret, SecretVar};
 use ring::rand::{SecureRandom, SystemRandom};
 use ring::signature::{self, EcdsaKeyPair, RsaKeyPair};
 use rustls_pki_types::PrivateKeyDer;
@@ -86,7 +86,7 @@ impl Credentials {
     pub(crate) fn secret_value(&self) -> Option<String> {
         match self.proof.as_ref()? {
             ClientProof::Secret(s) => Some(s.expose().to_owned()),
-            ClientProof::Env(ClientSecret::SecretEnv(var)) => std::env::var(var).ok(),
+            ClientProof::Env(SecretVar::Secret(var)) => std::env::var(var).ok(),
             _ => None,
         }
     }
@@ -96,8 +96,8 @@ impl Credentials {
     pub(crate) fn fingerprint(&self) -> String {
         let text = match &self.proof {
             Some(ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s)) => s.expose().to_owned(),
-            Some(ClientProof::Env(ClientSecret::SecretEnv(var))) => format!("env:{var}"),
-            Some(ClientProof::Env(ClientSecret::KeyEnv(var))) => format!("key-env:{var}"),
+            Some(ClientProof::Env(SecretVar::Secret(var))) => format!("env:{var}"),
+            Some(ClientProof::Env(SecretVar::Key(var))) => format!("key-env:{var}"),
             Some(ClientProof::Env(_)) => "other".to_owned(),
             None => "public".to_owned(),
         };
@@ -170,10 +170,10 @@ impl Credentials {
             ClientProof::PrivateKeyPem(pem) => Signer::from_pem(pem.expose().as_bytes())
                 .map(|s| Proof::Key(Box::new(s)))
                 .map_err(|why| format!("the private key {why}")),
-            ClientProof::Env(ClientSecret::SecretEnv(var)) => Secret::from_env(var)
+            ClientProof::Env(SecretVar::Secret(var)) => Secret::from_env(var)
                 .map(Proof::Secret)
                 .map_err(|e| e.to_string()),
-            ClientProof::Env(ClientSecret::KeyEnv(var)) => {
+            ClientProof::Env(SecretVar::Key(var)) => {
                 let pem = std::env::var(var)
                     .map_err(|_| format!("environment variable {var} is not set or not Unicode"))?;
                 if pem.len() > MAX_KEY_BYTES {

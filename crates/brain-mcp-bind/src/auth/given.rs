@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
-use brain_tools_core::{ClientSecret, EndpointUrl, OAuthConfig, Secret};
+use brain_tools_core::{EndpointUrl, OAuthConfig, Secret, SecretVar};
 
 /// Registers every form of a client's proof with the redaction step: a secret, its
 /// Basic pair and that pair's base64 (with `client_id`); a PEM key, whole and each line
@@ -33,7 +33,7 @@ pub enum ClientProof {
     /// A PEM private key, P-256 or RSA, PKCS #8 (`private_key_jwt`, ES256 or RS256).
     PrivateKeyPem(Secret),
     /// The secret or key in this environment variable, read when a token is needed.
-    Env(ClientSecret),
+    Env(SecretVar),
 }
 
 /// What a host shows a user so they can approve access, and where the answer comes back.
@@ -292,10 +292,10 @@ impl OAuthClient {
         let value = match &self.proof {
             Some(ClientProof::Secret(s)) => Some((s.expose().to_owned(), false)),
             Some(ClientProof::PrivateKeyPem(s)) => Some((s.expose().to_owned(), true)),
-            Some(ClientProof::Env(ClientSecret::SecretEnv(var))) => {
+            Some(ClientProof::Env(SecretVar::Secret(var))) => {
                 std::env::var(var).ok().map(|v| (v, false))
             }
-            Some(ClientProof::Env(ClientSecret::KeyEnv(var))) => {
+            Some(ClientProof::Env(SecretVar::Key(var))) => {
                 std::env::var(var).ok().map(|v| (v, true))
             }
             Some(ClientProof::Env(_)) | None => None,

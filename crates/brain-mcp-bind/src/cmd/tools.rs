@@ -9,7 +9,7 @@ use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut, json_safe, terminal_safe};
 use brain_mcp_transport::Secrets;
-use brain_tools_core::{ClientSecret, EndpointUrl};
+use brain_tools_core::{EndpointUrl, SecretVar};
 
 use super::flags::{self, FlagSpec, Parsed};
 use crate::discover::{self, DEFAULT_DEADLINE, Request};
@@ -287,8 +287,8 @@ fn oauth_of(flags: &flags::Flags) -> Result<Option<OAuthClient>, String> {
         return Err("-token-env and -oauth-client-id exclude each other: give one".into());
     }
     let secret = match (flags.get("oauth-secret-env"), flags.get("oauth-key-env")) {
-        (Some(var), None) => ClientSecret::SecretEnv(var.to_owned()),
-        (None, Some(var)) => ClientSecret::KeyEnv(var.to_owned()),
+        (Some(var), None) => SecretVar::Secret(var.to_owned()),
+        (None, Some(var)) => SecretVar::Key(var.to_owned()),
         _ => {
             return Err("-oauth-client-id needs one of -oauth-secret-env or -oauth-key-env".into());
         }

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{errors_of, mcp, one_error, with, without};
-use crate::{Binding, ClientSecret, HostConfig};
+use crate::{Binding, HostConfig, SecretVar};
 
 fn block() -> serde_json::Value {
     json!({
@@ -21,7 +21,7 @@ fn an_mcp_binding_takes_oauth_instead_of_token_env() {
     assert_eq!(oauth.client_id(), "brain-host");
     assert_eq!(
         oauth.secret(),
-        &ClientSecret::SecretEnv("MCP_CLIENT_SECRET".into())
+        &SecretVar::Secret("MCP_CLIENT_SECRET".into())
     );
     assert!(loaded.token_env().is_none());
     assert_eq!(loaded.secret_env(), Some("MCP_CLIENT_SECRET"));
