@@ -8,12 +8,15 @@
 //! every character a terminal would act on, and bounds the line, before the line reaches
 //! the sink.
 //!
-//! With `tracing-subscriber`'s formatter, which makes one writer per event:
+//! With `tracing-subscriber`'s formatter, which makes one writer per event. Turn its
+//! colours off: the guard escapes the escape character like any other a terminal would
+//! act on, so colour codes would print as text (`\x1b[2m`).
 //!
 //! ```no_run
 //! use brain_mcp_bind::RedactingWriter;
 //!
 //! tracing_subscriber::fmt()
+//!     .with_ansi(false)
 //!     .with_writer(|| RedactingWriter::new(std::io::stderr()))
 //!     .init();
 //! ```

@@ -356,6 +356,7 @@ pub enum Credential {
 /// `#[brain_mcp_bind::async_trait]` on the `impl` (re-exported: no dependency needed).
 #[async_trait]
 pub trait CredentialSource: Send + Sync + 'static {
-    /// The credential for `tenant`'s call to the server at `server_url`.
+    /// The credential for `tenant`'s call to the server at `server_url` (the server's
+    /// URL as the binding or the managed server gives it, path and query included).
     async fn credential(&self, tenant: &str, server_url: &str) -> Credential;
 }

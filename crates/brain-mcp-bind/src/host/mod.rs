@@ -9,8 +9,7 @@
 //!
 //! ```no_run
 //! use brain_mcp_bind::host::{ManagedServer, ToolHost, ToolSpec};
-//! use brain_mcp_bind::{ClientConfig, ToolCall, ToolEvent};
-//! use brain_tools_core::HostConfig;
+//! use brain_mcp_bind::{ClientConfig, HostConfig, ToolCall, ToolEvent};
 //! use serde_json::json;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
