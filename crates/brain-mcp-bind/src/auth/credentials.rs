@@ -145,21 +145,13 @@ impl Credentials {
     /// The proof, read afresh (a rotated secret takes effect now), every form of it known
     /// to the redaction step before it is used.
     fn read(&self, proof: &ClientProof) -> Result<Proof, String> {
-        let learn = |value: &str| {
-            if self.issued {
-                brain_mcp_proto::text::learn_basic_issued(&self.client_id, value);
-            } else {
-                super::given::learn_proof(Some(&self.client_id), value, false);
-            }
-        };
-        match proof {
-            ClientProof::Secret(s) => learn(s.expose()),
-            ClientProof::PrivateKeyPem(pem) => super::given::learn_proof(None, pem.expose(), true),
-            _ => {}
-        }
         let proof = Self::read_raw(proof)?;
         if let Proof::Secret(secret) = &proof {
-            learn(secret.expose());
+            if self.issued {
+                brain_mcp_proto::text::learn_basic_issued(&self.client_id, secret.expose());
+            } else {
+                super::given::learn_proof(Some(&self.client_id), secret.expose(), false);
+            }
         }
         Ok(proof)
     }
@@ -167,9 +159,12 @@ impl Credentials {
     fn read_raw(proof: &ClientProof) -> Result<Proof, String> {
         match proof {
             ClientProof::Secret(secret) => Ok(Proof::Secret(secret.clone())),
-            ClientProof::PrivateKeyPem(pem) => Signer::from_pem(pem.expose().as_bytes())
-                .map(|s| Proof::Key(Box::new(s)))
-                .map_err(|why| format!("the private key {why}")),
+            ClientProof::PrivateKeyPem(pem) => {
+                super::given::learn_proof(None, pem.expose(), true);
+                Signer::from_pem(pem.expose().as_bytes())
+                    .map(|s| Proof::Key(Box::new(s)))
+                    .map_err(|why| format!("the private key {why}"))
+            }
             ClientProof::Env(SecretVar::Secret(var)) => Secret::from_env(var)
                 .map(Proof::Secret)
                 .map_err(|e| e.to_string()),

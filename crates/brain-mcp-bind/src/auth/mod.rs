@@ -178,27 +178,27 @@ impl Authorizer {
         let who = Credentials::of(&self.client)
             .or_else(|| flight.registered.get(&authority.issuer).cloned())?;
         let scope = self.scope();
-        let refresh = self
-            .held()
-            .filter(|h| lifetime::refresh_goes_to(&h.issuer, &authority.issuer))
-            .and_then(|h| h.refresh);
-        let net = reach.net().await;
-        let got = match (refresh, &self.client.delegated) {
-            (Some(refresh), _) => {
-                let grant = Grant::Refresh(refresh.expose());
-                flow::token(&net, &authority, &who, grant, scope.as_deref()).await
-            }
-            (None, None) => {
-                let grant = Grant::ClientCredentials;
-                flow::token(&net, &authority, &who, grant, scope.as_deref()).await
-            }
+        let refresh = self.refresh_for(&authority.issuer);
+        let grant = match (&refresh, &self.client.delegated) {
+            (Some(refresh), _) => Grant::Refresh(refresh.expose()),
+            (None, None) => Grant::ClientCredentials,
             (None, Some(_)) => return None,
         };
+        let net = reach.net().await;
+        let got = flow::token(&net, &authority, &who, grant, scope.as_deref()).await;
         let kept = got.and_then(|token| self.keep(token, scope, &authority.issuer, &who));
         flight.note(&kept);
         let bearer = kept.ok()?;
         self.save(server).await;
         Some(bearer)
+    }
+
+    /// The refresh token held, if the authorization server `issuer` granted it (the only
+    /// one it may go to).
+    fn refresh_for(&self, issuer: &str) -> Option<Secret> {
+        self.held()
+            .filter(|h| lifetime::refresh_goes_to(&h.issuer, issuer))
+            .and_then(|h| h.refresh)
     }
 
     /// The tokens held and every secret handled, to remove from everything a server says.
@@ -402,11 +402,7 @@ impl Authorizer {
             .authority
             .as_ref()
             .ok_or("authorization: no authority")?;
-        let refresh = self
-            .held()
-            .filter(|h| lifetime::refresh_goes_to(&h.issuer, &authority.issuer))
-            .and_then(|h| h.refresh);
-        if let Some(refresh) = refresh {
+        if let Some(refresh) = self.refresh_for(&authority.issuer) {
             let grant = Grant::Refresh(refresh.expose());
             if let Ok(token) = flow::token(net, authority, &who, grant, scope.as_deref()).await {
                 return self.keep(token, scope, &authority.issuer, &who);

@@ -42,13 +42,12 @@ pub(crate) fn metadata_span(url: &str) -> Span {
 
 /// Notes how a metadata fetch ended: `status` when the server answered.
 pub(crate) fn metadata_done(span: &Span, status: Option<u16>, outcome: &str, started: Instant) {
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     tracing::debug!(
         target: AUTH_TARGET,
         parent: span,
         status,
         outcome,
-        duration_ms,
+        duration_ms = elapsed_ms(started),
         "metadata"
     );
 }
@@ -73,13 +72,17 @@ pub(crate) fn token_done(
     started: Instant,
 ) {
     metrics::counter!(TOKEN_REQUESTS, "grant" => grant, "outcome" => outcome).increment(1);
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     tracing::debug!(
         target: AUTH_TARGET,
         parent: span,
         status,
         outcome,
-        duration_ms,
+        duration_ms = elapsed_ms(started),
         "token request"
     );
+}
+
+/// Milliseconds since `started`.
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -357,7 +357,7 @@ impl Forms {
     }
 }
 
-/// The registry: both buckets, a hash of every form (ASCII case folded) for "already
+/// The registry: the three buckets, a hash of every form (ASCII case folded) for "already
 /// known", and the snapshot last built.
 struct Registry {
     host: Forms,

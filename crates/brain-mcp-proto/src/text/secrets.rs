@@ -185,9 +185,7 @@ impl Secrets {
         }
         terminal_safe(&shown).into_owned()
     }
-}
 
-impl Secrets {
     /// Whether `piece` (ASCII case ignored) lies inside one of these secrets or one the
     /// process knows.
     fn inside_a_secret(&self, piece: &str) -> bool {
