@@ -4,6 +4,7 @@
 //! server ([`auth`]).
 
 pub mod auth;
+pub mod counting;
 pub mod peers;
 pub mod proxy;
 pub mod server;

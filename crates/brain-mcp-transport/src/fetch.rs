@@ -257,48 +257,12 @@ impl HttpClient {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::Ordering;
 
     use brain_mcp_proto::auth::reach::AddrClass;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
 
     use super::*;
     use crate::{ClientConfig, ProxyConfig};
-
-    /// A server on 127.0.0.1 that counts the connections it accepts and answers every
-    /// request on them with `{}`, keeping each connection open.
-    async fn counting_server() -> (u16, Arc<AtomicUsize>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let count = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((mut sock, _)) = listener.accept().await {
-                count.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(async move {
-                    let mut seen = Vec::new();
-                    let mut buf = [0u8; 1024];
-                    while let Ok(n) = sock.read(&mut buf).await {
-                        if n == 0 {
-                            return;
-                        }
-                        seen.extend_from_slice(&buf[..n]);
-                        while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-                            seen.drain(..end + 4);
-                            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
-                                          content-length: 2\r\n\r\n{}";
-                            if sock.write_all(answer.as_bytes()).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        (port, accepted)
-    }
 
     fn client() -> HttpClient {
         HttpClient::new(ClientConfig::default().with_proxy(ProxyConfig::none())).unwrap()
@@ -312,7 +276,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_name_that_resolves_to_loopback_is_refused_for_a_public_server() {
-        let (port, accepted) = counting_server().await;
+        let (port, accepted) = brain_tests::counting::counting_listener().await;
         let http = client();
         let public = Destinations::new(AddrClass::Public, true);
         for url in [
@@ -334,7 +298,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_loopback_server_reaches_loopback_on_a_connection_of_its_own() {
-        let (port, accepted) = counting_server().await;
+        let (port, accepted) = brain_tests::counting::counting_listener().await;
         let http = client();
         let url = format!("http://localhost:{port}/metadata");
         // An unchecked fetch leaves a connection in the pool...
@@ -353,7 +317,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_private_server_does_not_reach_loopback_even_when_private_is_allowed() {
-        let (port, accepted) = counting_server().await;
+        let (port, accepted) = brain_tests::counting::counting_listener().await;
         let http = client();
         let private = Some(Destinations::new(AddrClass::Private, true));
         let url = format!("http://127.0.0.1:{port}/x");

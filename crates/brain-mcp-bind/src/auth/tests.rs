@@ -1,42 +1,20 @@
 //! The authorizer against hostile peers: the destination rule through the whole
 //! authorization path (a server that names its host's loopback in its challenge gets
 //! nothing fetched there unless it is on loopback itself), a registration's client secret
-//! that cannot blank other servers' output, and a refused token handed back. The test servers all listen on 127.0.0.1, so a server off loopback is
-//! simulated with [`McpClient::take_servers_as`].
+//! that cannot blank other servers' output, and a refused token handed back. The test
+//! servers all listen on 127.0.0.1, so a server off loopback is simulated with
+//! [`McpClient::take_servers_as`].
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use brain_mcp_proto::auth::AddrClass;
+use brain_tests::counting::counting_listener;
 use brain_tests::server::{Era, RawReply, ServerConfig, TestServer};
 use brain_tools_core::Secret;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 use crate::discover::{self, DiscoverErrorKind};
 use crate::{ClientProof, McpClient, OAuthClient};
-
-/// A loopback service that counts the connections it accepts and answers `{}`.
-async fn loopback_service() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((mut sock, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                let _ = sock.read(&mut buf).await;
-                let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
-                              content-length: 2\r\nconnection: close\r\n\r\n{}";
-                let _ = sock.write_all(answer.as_bytes()).await;
-            });
-        }
-    });
-    (port, accepted)
-}
 
 /// An MCP server that answers every request with a challenge naming `metadata`.
 fn naming(metadata: String) -> TestServer {
@@ -59,7 +37,7 @@ fn oauth() -> OAuthClient {
 
 #[tokio::test]
 async fn a_server_off_loopback_cannot_send_the_host_to_its_loopback() {
-    let (port, accepted) = loopback_service().await;
+    let (port, accepted) = counting_listener().await;
     let server = naming(format!("http://evil.localhost:{port}/admin/reset?all=1"));
     let client = McpClient::new().unwrap();
     client.take_servers_as(AddrClass::Public);
@@ -98,7 +76,7 @@ async fn a_public_server_cannot_send_the_host_to_a_private_address_literal() {
 
 #[tokio::test]
 async fn a_server_on_loopback_still_reaches_loopback() {
-    let (port, accepted) = loopback_service().await;
+    let (port, accepted) = counting_listener().await;
     let server = naming(format!("http://localhost:{port}/metadata"));
     let client = McpClient::new().unwrap();
     // The metadata served is no use, so the search fails; but it was fetched.
@@ -146,7 +124,7 @@ fn the_host_config_setting_reaches_the_client_and_follows_reloads() {
 
 #[tokio::test]
 async fn a_call_whose_server_names_loopback_fails_as_authorization_failed() {
-    let (port, accepted) = loopback_service().await;
+    let (port, accepted) = counting_listener().await;
     let server = naming(format!("http://127.0.0.1:{port}/admin?x=1"));
     // The setting never opens loopback.
     let host = host(&server.url(), true);
