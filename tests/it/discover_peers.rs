@@ -136,7 +136,11 @@ fn discovered_bindings_load_as_a_host_config_and_call_the_tools() {
     assert_eq!(r.code, 0, "{r:?}");
     let event = call_from_printed(&r.stdout, "add", json!({"a": 2, "b": 3}));
     assert!(!event.is_error, "{event:?}");
-    assert_eq!(event.structured_content, Some(json!({"sum": 5})));
+    let structured = event
+        .structured_content
+        .as_ref()
+        .map(|s| s.to_value().expect("json"));
+    assert_eq!(structured, Some(json!({"sum": 5})));
 }
 
 #[test]

@@ -20,6 +20,7 @@ fn hostile_tools() -> Vec<(String, String, &'static str)> {
         ("bad_pattern".into(), r#""inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"(unclosed"}}}"#.into(), "is not a valid JSON Schema"),
         ("bad_output".into(), r#""inputSchema":{"type":"object"},"outputSchema":{"type":12}"#.into(), "output_schema"),
         (long, r#""inputSchema":{"type":"object"}"#.into(), "mcp_tool: must be at most 256 characters"),
+        ("past_f64".into(), r#""inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}"#.into(), "holds a number past the range of an f64"),
     ]
 }
 
@@ -30,7 +31,7 @@ fn server(era: Era) -> brain_tests::server::TestServer {
                 .into_iter()
                 .map(|(name, rest, _)| format!(r#"{{"name":"{name}",{rest}}}"#))
                 .collect();
-            tools.push(r#"{"name":"fine","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}"#.into());
+            tools.push(r#"{"name":"fine","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":123456789012345678901234567890}}}}"#.into());
             let list = format!(
                 r#"{{"tools":[{}],"resultType":"complete","ttlMs":0,"cacheScope":"public"}}"#,
                 tools.join(",")
@@ -64,25 +65,26 @@ fn each_tool_that_would_not_load_is_named_with_its_reason() {
 }
 
 #[test]
-fn what_is_printed_loads_unchanged_even_with_numbers_beyond_f64() {
+fn what_is_printed_loads_unchanged_with_every_digit_of_its_numbers() {
     for era in [Era::Handshake, Era::Stateless] {
         let server = server(era);
         let r = mcp_tools(&["-url", &server.url(), "-tenant", TENANT, "-tools", "fine"]);
         assert_eq!(r.code, EXIT_OK, "{r:?}");
         assert!(
-            r.stdout.contains("\"maximum\":1e+400") || r.stdout.contains("\"maximum\":1e400"),
+            r.stdout
+                .contains("\"maximum\":123456789012345678901234567890"),
             "{}",
             r.stdout
         );
         let config = HostConfig::load(&format!("{{\"tools\": {}}}", r.stdout));
         let config = config.expect("the printed bindings load unchanged");
         let binding = config.get("fine").expect("the binding");
-        let big: serde_json::Value = serde_json::from_str(r#"{"n":1e401}"#).expect("json");
+        let big: serde_json::Value = serde_json::from_str(r#"{"n":1.3e29}"#).expect("json");
         assert!(
             binding.validate_arguments(&big).is_err(),
-            "1e401 is over 1e400"
+            "1.3e29 is over the maximum"
         );
-        let small: serde_json::Value = serde_json::from_str(r#"{"n":1e399}"#).expect("json");
+        let small: serde_json::Value = serde_json::from_str(r#"{"n":1.2e29}"#).expect("json");
         assert!(binding.validate_arguments(&small).is_ok());
     }
 }

@@ -99,6 +99,22 @@ pub(crate) fn run() -> Result<(), String> {
         ],
         &[],
     )?;
+    // Validation that judges numbers exactly, behind its opt-in feature.
+    cmd::run(
+        &cargo,
+        &[
+            "test",
+            "--locked",
+            "-q",
+            "-p",
+            "brain-tools-core",
+            "--features",
+            "exact-numbers",
+            "--lib",
+        ],
+        &[],
+    )?;
+    embedder(&cargo)?;
     // The examples are programs the end-to-end tests run; build them first so the
     // tests find them ready.
     cmd::run(
@@ -140,6 +156,46 @@ pub(crate) fn run() -> Result<(), String> {
     crate::interop::run()?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// A service outside the workspace (its own lockfile and features) depending on our
+/// crates as the README says: its serde types holding `f64`s still deserialize, and the
+/// examples build with the README's dependency lines alone. It shares the workspace's
+/// target directory, so what it has in common with the workspace is built once.
+fn embedder(cargo: &str) -> Result<(), String> {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || crate::project_root().join("target"),
+        std::path::PathBuf::from,
+    );
+    let target = path_of(&target);
+    let envs = [("CARGO_TARGET_DIR", target.as_str())];
+    let manifest = "tests/embedder/Cargo.toml";
+    cmd::run(
+        cargo,
+        &[
+            "test",
+            "--locked",
+            "-q",
+            "--manifest-path",
+            manifest,
+            "--workspace",
+        ],
+        &envs,
+    )?;
+    cmd::run(
+        cargo,
+        &[
+            "build",
+            "--locked",
+            "-q",
+            "--manifest-path",
+            manifest,
+            "-p",
+            "embedder-readme",
+            "--examples",
+        ],
+        &envs,
+    )
 }
 
 /// Where packages are verified: a target directory of their own, since cargo takes a

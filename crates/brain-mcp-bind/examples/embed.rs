@@ -15,8 +15,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use brain_mcp_bind::{CancellationToken, ClientConfig, HostConfig, ToolCall, ToolEvent, ToolHost};
-use serde_json::{Value, json};
+use brain_mcp_bind::{
+    Arguments, CancellationToken, ClientConfig, HostConfig, ToolCall, ToolEvent, ToolHost,
+};
+use serde_json::json;
 
 /// The longest this service lets one call take, whatever the binding allows.
 const CALL_DEADLINE: Duration = Duration::from_secs(120);
@@ -34,9 +36,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let arguments: Value = match rest.get(1).map(|a| serde_json::from_str(a)) {
-        None => json!({}),
-        Some(Ok(value)) => value,
+    // The model's text as it wrote it: its numbers reach the server digit for digit.
+    let arguments = match rest.get(1).map(|a| Arguments::from_json(a.as_str())) {
+        None => Arguments::from(json!({})),
+        Some(Ok(arguments)) => arguments,
         Some(Err(e)) => {
             eprintln!("embed: ARGS_JSON is not JSON: {e}");
             return ExitCode::from(2);
@@ -69,7 +72,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs one call, printing its events; Ctrl-C cancels it.
-async fn call(host: &ToolHost, tenant: &str, tool: &str, arguments: Value) -> u8 {
+async fn call(host: &ToolHost, tenant: &str, tool: &str, arguments: Arguments) -> u8 {
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     let interrupt = tokio::spawn(async move {

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use brain_mcp_bind::{
-    ClientConfig, HostConfig, HostErrorKind, ManagedServer, ToolCall, ToolEvent, ToolHost, ToolSpec,
+    Arguments, ClientConfig, HostConfig, HostErrorKind, ManagedServer, ToolCall, ToolEvent,
+    ToolHost, ToolSpec,
 };
 use serde_json::Value;
 
@@ -28,7 +29,7 @@ const USAGE: &str = "usage: managed_stdio -tenant T -tool NAME [-args JSON] [-ti
 struct Args {
     tenant: String,
     tool: String,
-    arguments: Value,
+    arguments: Arguments,
     timeout: Option<Duration>,
     command: Vec<String>,
 }
@@ -59,8 +60,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     let arguments = match json {
-        Some(text) => serde_json::from_str(&text).map_err(|e| format!("-args is not JSON: {e}"))?,
-        None => Value::Object(serde_json::Map::new()),
+        Some(text) => Arguments::from_json(text).map_err(|e| format!("-args is not JSON: {e}"))?,
+        None => Arguments::from(Value::Object(serde_json::Map::new())),
     };
     if command.is_empty() {
         return Err("no COMMAND after --".into());

@@ -3,7 +3,7 @@
 
 use brain_mcp_proto::mcp::{CallToolResult, ContentBlock as McpBlock};
 
-use brain_tools_core::{ContentBlock, ToolOutput};
+use brain_tools_core::{ContentBlock, JsonText, ToolOutput};
 use serde_json::value::RawValue;
 
 /// Why a result cannot be turned into Brain output.
@@ -26,7 +26,7 @@ pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ConvertError
     }
     Ok(ToolOutput::new(
         content,
-        result.structured_content,
+        result.structured_content.map(JsonText::from_raw),
         result.is_error == Some(true),
     ))
 }
@@ -151,9 +151,11 @@ mod tests {
 
     #[test]
     fn structured_content_is_kept_as_sent() {
-        let out = output(r#"{"content":[],"structuredContent":{"sum":3}}"#).expect("converts");
+        let out = output(r#"{"content":[],"structuredContent":{"sum": 3.000000000000000000001}}"#)
+            .expect("converts");
         assert!(out.content.is_empty(), "the pipeline adds the text copy");
-        assert_eq!(out.structured_content, Some(serde_json::json!({"sum": 3})));
+        let text = out.structured_content.as_ref().map(JsonText::as_str);
+        assert_eq!(text, Some(r#"{"sum": 3.000000000000000000001}"#));
         let out = output(r#"{"content":[],"structuredContent":null}"#).expect("converts");
         assert_eq!(out.structured_content, None);
     }

@@ -157,8 +157,15 @@ impl McpExecutor {
             .channel(client, identity, era, deadline, false)
             .await?;
         let scope = scope(ctx);
-        let arguments = ctx.call.arguments.as_object().unwrap_or(&NO_ARGUMENTS);
+        let arguments = ctx.call.arguments.object().unwrap_or(&NO_ARGUMENTS);
         let mut request = CallRequest::new(tool, arguments, &ctx.call.call_id);
+        // The model's own text, when the host passed it, and when it is the object the
+        // checks parsed (the exact digits travel).
+        request.arguments_text = ctx
+            .call
+            .arguments
+            .text()
+            .filter(|_| ctx.call.arguments.object().is_some());
         request.raw_meta = &scope;
         request.input_schema = Some(ctx.binding.input_schema());
         let calling = Calling {

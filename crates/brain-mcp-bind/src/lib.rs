@@ -68,7 +68,7 @@ pub use brain_mcp_proto::text::{json_safe, terminal_safe};
 pub use brain_mcp_proto::version::ProtocolVersion;
 pub use brain_mcp_transport::{ClientConfig, Delivery, ProxyConfig};
 pub use brain_tools_core::{
-    ContentBlock, ErrorKind, HostConfig, ProgressEvent, Secret, SecretVar, ToolCall, ToolEvent,
-    ToolResultEvent,
+    Arguments, ContentBlock, ErrorKind, ExactNumber, HostConfig, JsonText, ProgressEvent, Secret,
+    SecretVar, ToolCall, ToolEvent, ToolResultEvent,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -6,7 +6,7 @@
 //! `Authorization` header anywhere and the model must never see the key.
 
 use brain_mcp_transport::Secrets;
-use brain_tools_core::{ContentBlock, ToolOutput};
+use brain_tools_core::{ContentBlock, JsonText, ToolOutput};
 
 /// `output` with every secret removed from every string in it.
 pub(crate) fn output(secrets: &Secrets, mut output: ToolOutput) -> ToolOutput {
@@ -20,9 +20,13 @@ pub(crate) fn output(secrets: &Secrets, mut output: ToolOutput) -> ToolOutput {
             _ => {}
         }
     }
-    if let Some(value) = &mut output.structured_content {
-        secrets.redact_value(value);
-    }
+    // Kept as written (every digit) unless a secret had to come out; a value that is no
+    // JSON once redacted as text is dropped.
+    output.structured_content = output
+        .structured_content
+        .take()
+        .and_then(|text| secrets.redact_json(text.as_raw()))
+        .map(JsonText::from_raw);
     output
 }
 
@@ -51,7 +55,7 @@ mod tests {
                         mime_type: "image/TOK-123456".into(),
                     },
                 ],
-                Some(json!({"tok-123456": ["x tok-123456", 1]})),
+                Some(json!({"tok-123456": ["x tok-123456", 1]}).into()),
                 false,
             ),
         );

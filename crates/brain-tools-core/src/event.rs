@@ -19,13 +19,16 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
+use crate::exact::{ExactNumber, JsonText};
 
 /// The most bytes of a failure's message (see [`ToolResultEvent::failure`]).
 pub const MAX_ERROR_MESSAGE: usize = 4096;
 
-/// One event of a tool call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One event of a tool call. Numbers and structured values keep the text the tool wrote,
+/// so reading an event back takes serde_json's own deserializer (its `Deserialize` is in
+/// `event_de`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum ToolEvent {
@@ -44,10 +47,10 @@ pub struct ProgressEvent {
     /// The call this progress belongs to.
     pub call_id: String,
     /// Work done so far; increases with each event of a call. Kept as sent (`1` stays `1`).
-    pub progress: serde_json::Number,
+    pub progress: ExactNumber,
     /// Total work, when the tool knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<serde_json::Number>,
+    pub total: Option<ExactNumber>,
     /// A human-readable note, when the tool sent one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -64,9 +67,9 @@ pub struct ToolResultEvent {
     pub is_error: bool,
     /// What the model sees. Empty for Brain's failures.
     pub content: Vec<ContentBlock>,
-    /// The tool's structured result, when it returned one.
+    /// The tool's structured result as it wrote it, when it returned one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub structured_content: Option<JsonText>,
     /// Present exactly when `is_error` is true: whether the tool may have acted anyway.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_outcome: Option<bool>,
@@ -80,7 +83,7 @@ impl ToolResultEvent {
     pub fn success(
         call_id: impl Into<String>,
         content: Vec<ContentBlock>,
-        structured_content: Option<Value>,
+        structured_content: Option<JsonText>,
     ) -> Self {
         Self {
             call_id: call_id.into(),
@@ -96,7 +99,7 @@ impl ToolResultEvent {
     pub fn tool_error(
         call_id: impl Into<String>,
         content: Vec<ContentBlock>,
-        structured_content: Option<Value>,
+        structured_content: Option<JsonText>,
     ) -> Self {
         Self {
             call_id: call_id.into(),
@@ -260,7 +263,7 @@ impl fmt::Display for ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn to_json(event: ToolEvent) -> Value {
         serde_json::to_value(event).unwrap()
@@ -270,7 +273,7 @@ mod tests {
     fn progress_omits_absent_fields_and_keeps_integers() {
         let event = ToolEvent::Progress(ProgressEvent {
             call_id: "c1".into(),
-            progress: 1.into(),
+            progress: 1_u64.into(),
             total: None,
             message: None,
         });
@@ -280,8 +283,8 @@ mod tests {
         );
         let full = ToolEvent::Progress(ProgressEvent {
             call_id: "c1".into(),
-            progress: serde_json::Number::from_f64(1.5).unwrap(),
-            total: Some(3.into()),
+            progress: ExactNumber::try_from(1.5).unwrap(),
+            total: Some(3_u64.into()),
             message: Some("half".into()),
         });
         assert_eq!(
@@ -301,7 +304,7 @@ mod tests {
                     mime_type: "image/png".into(),
                 },
             ],
-            Some(json!({"a": 1})),
+            Some(json!({"a": 1}).into()),
         ));
         assert_eq!(
             to_json(event),

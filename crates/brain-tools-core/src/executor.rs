@@ -10,8 +10,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::arguments::Arguments;
 use crate::binding::Binding;
 use crate::event::{ContentBlock, ErrorKind, ProgressEvent};
+use crate::exact::{ExactNumber, JsonText};
 use crate::secret::Secret;
 use crate::trace::TraceContext;
 
@@ -25,8 +27,8 @@ pub struct ToolCall {
     pub session_id: String,
     /// This call; also names its events.
     pub call_id: String,
-    /// The arguments; checked against the binding's `input_schema`.
-    pub arguments: Value,
+    /// The arguments; checked against the binding's `input_schema`, sent as written.
+    pub arguments: Arguments,
     /// A limit on this call shorter than the binding's `timeout_seconds` (a caller's own
     /// deadline). The pipeline uses the smaller of the two; a longer one changes nothing.
     pub timeout: Option<Duration>,
@@ -36,18 +38,19 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// A call by `tenant`'s session `session_id`, named `call_id`, with `arguments`.
+    /// A call by `tenant`'s session `session_id`, named `call_id`, with `arguments`
+    /// (a [`Value`], or [`Arguments::from_json`] to send the model's text exactly).
     pub fn new(
         tenant: impl Into<String>,
         session_id: impl Into<String>,
         call_id: impl Into<String>,
-        arguments: Value,
+        arguments: impl Into<Arguments>,
     ) -> Self {
         Self {
             tenant: tenant.into(),
             session_id: session_id.into(),
             call_id: call_id.into(),
-            arguments,
+            arguments: arguments.into(),
             timeout: None,
             trace: None,
         }
@@ -117,13 +120,14 @@ impl<'a> ProgressReporter<'a> {
     /// Reports progress; returns whether an event was delivered.
     pub fn report(
         &self,
-        progress: serde_json::Number,
-        total: Option<serde_json::Number>,
+        progress: ExactNumber,
+        total: Option<ExactNumber>,
         message: Option<String>,
     ) -> bool {
-        let Some(value) = progress.as_f64().filter(|v| v.is_finite()) else {
+        let value = progress.as_f64();
+        if !value.is_finite() {
             return false;
-        };
+        }
         {
             let mut last = self
                 .last
@@ -213,8 +217,8 @@ impl ExecContext<'_> {
 pub struct ToolOutput {
     /// Content blocks for the model.
     pub content: Vec<ContentBlock>,
-    /// The structured result, if any.
-    pub structured_content: Option<Value>,
+    /// The structured result, if any, as the tool wrote it.
+    pub structured_content: Option<JsonText>,
     /// The tool reported an error itself (MCP `isError: true`).
     pub is_error: bool,
 }
@@ -224,7 +228,7 @@ impl ToolOutput {
     /// itself reported an error.
     pub fn new(
         content: Vec<ContentBlock>,
-        structured_content: Option<Value>,
+        structured_content: Option<JsonText>,
         is_error: bool,
     ) -> Self {
         Self {
@@ -250,14 +254,10 @@ impl ToolOutput {
     /// passes `limit`, so the result is at most `limit + 1`.
     pub fn serialized_len(&self, limit: usize) -> usize {
         let mut counter = Counter { count: 0, limit };
-        let structured_len = self.structured_content.as_ref().map(|value| {
-            let mut size = Counter {
-                count: 0,
-                limit: usize::MAX,
-            };
-            let _ = serde_json::to_writer(&mut size, value);
-            size.count
-        });
+        let structured_len = self
+            .structured_content
+            .as_ref()
+            .map(|text| text.as_str().len());
         let copy = self.structured_copy();
         let mut fits = counter.add(b"[");
         for (i, block) in self.content.iter().enumerate() {
@@ -283,27 +283,36 @@ impl ToolOutput {
     }
 
     /// The index of the first text block that holds the structured value as JSON (of
-    /// any type), if any. Text much longer than the value's JSON is not read as a copy.
+    /// any type), if any: the same text once whitespace outside strings is dropped, or
+    /// an equal parsed value when the structured value parses without losing a digit.
+    /// Text much longer than the value's JSON is not read as a copy.
     pub fn structured_copy(&self) -> Option<usize> {
         let structured = self.structured_content.as_ref()?;
-        let compact = structured.to_string().len();
+        let compact = structured.compact();
+        // Parsed values compare only when parsing kept every digit of the structured one.
+        let parsed = structured
+            .to_value()
+            .ok()
+            .filter(|value| serde_json::to_string(value).is_ok_and(|written| written == compact));
         self.content.iter().position(|block| match block {
             ContentBlock::Text { text } => {
-                text.len() <= compact.saturating_mul(8).saturating_add(1024)
-                    && serde_json::from_str::<Value>(text).is_ok_and(|v| &v == structured)
+                text.len() <= compact.len().saturating_mul(8).saturating_add(1024)
+                    && (crate::exact::compact(text) == compact
+                        || parsed.as_ref().is_some_and(|parsed| {
+                            serde_json::from_str::<Value>(text).is_ok_and(|v| &v == parsed)
+                        }))
             }
             _ => false,
         })
     }
 
     /// Adds a text block holding the structured value as JSON, unless one is there: every
-    /// structured result reaches the model as text too.
+    /// structured result reaches the model as text too, with the digits the tool wrote.
     pub fn add_structured_copy(&mut self) {
         if let Some(structured) = &self.structured_content
             && self.structured_copy().is_none()
         {
-            self.content
-                .push(ContentBlock::text(structured.to_string()));
+            self.content.push(ContentBlock::text(structured.compact()));
         }
     }
 }

@@ -13,10 +13,13 @@
 //! pipeline's rules.
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
+mod arguments;
 mod binding;
 mod checks;
 mod config;
 mod event;
+mod event_de;
+mod exact;
 mod executor;
 mod headers;
 mod oauth;
@@ -28,12 +31,14 @@ mod text;
 mod trace;
 mod url;
 
+pub use arguments::Arguments;
 pub use binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
 pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
 pub use event::{
     ContentBlock, ErrorKind, MAX_ERROR_MESSAGE, ProgressEvent, ToolError, ToolEvent,
     ToolResultEvent,
 };
+pub use exact::{ExactNumber, JsonText, NotFinite};
 pub use executor::{
     ExecContext, NoProgress, ProgressReporter, ProgressSink, SendMarker, ToolCall, ToolExecutor,
     ToolFailure, ToolOutput,

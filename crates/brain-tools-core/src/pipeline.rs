@@ -79,9 +79,21 @@ async fn pipeline(
             ),
         );
     }
-    let arguments = std::mem::take(&mut call.arguments);
+    let arguments = match call.arguments.take_parsed() {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            return refuse(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "the arguments of \"{}\" {}",
+                    binding.name(),
+                    crate::exact::unjudged(&error)
+                ),
+            );
+        }
+    };
     match checks::validate(binding.input_validator(), arguments, deadline, cancel).await {
-        Ok((arguments, Ok(()))) => call.arguments = arguments,
+        Ok((arguments, Ok(()))) => call.arguments.restore(arguments),
         Ok((_, Err(violations))) => {
             return refuse(
                 ErrorKind::InvalidArguments,
@@ -203,15 +215,16 @@ async fn finish(
     if let Some(validator) = binding.output_validator() {
         let mismatch = match output.structured_content.take() {
             None => Some("the tool returned no structured content".to_owned()),
-            Some(structured) => {
-                match checks::validate(validator, structured, deadline, cancel).await {
-                    Ok((structured, verdict)) => {
-                        output.structured_content = Some(structured);
-                        verdict.err().map(|violations| violations.to_string())
+            Some(structured) => match structured.to_value() {
+                Err(error) => Some(format!("it {}", crate::exact::unjudged(&error))),
+                Ok(value) => {
+                    output.structured_content = Some(structured);
+                    match checks::validate(validator, value, deadline, cancel).await {
+                        Ok((_, verdict)) => verdict.err().map(|violations| violations.to_string()),
+                        Err(stop) => return stopped(binding, call_id, stop, true, time_limit),
                     }
-                    Err(stop) => return stopped(binding, call_id, stop, true, time_limit),
                 }
-            }
+            },
         };
         if let Some(reason) = mismatch {
             return ToolResultEvent::failure(

@@ -31,6 +31,7 @@ impl CompiledSchema {
     ///
     /// The error is a one-line reason, suitable after a config path.
     pub fn compile(schema: &Value) -> Result<Self, String> {
+        #[cfg(feature = "exact-numbers")]
         comparable_numbers(schema)?;
         // `pattern` and `patternProperties` use the `regex` crate: matching is linear in the
         // input whatever the pattern (no backtracking), and a pattern it cannot compile
@@ -71,6 +72,7 @@ impl CompiledSchema {
 
     /// Checks `instance` and returns every violation, in the validator's order.
     pub fn validate(&self, instance: &Value) -> Result<(), Violations> {
+        #[cfg(feature = "exact-numbers")]
         if let Err(message) = comparable_numbers(instance) {
             return Err(Violations(vec![Violation {
                 instance_path: String::new(),
@@ -163,13 +165,16 @@ fn is_costly(schema: &Value) -> bool {
     }
 }
 
-/// The largest exponent a number may have: the validator compares numbers exactly only
-/// while their exponents fit its arithmetic (beyond, `1e9223372036854775808` and
-/// `1e99999999999999999999` would compare equal).
+/// The largest exponent a number may have: with `exact-numbers`, the validator compares
+/// numbers exactly only while their exponents fit its arithmetic (beyond,
+/// `1e9223372036854775808` and `1e99999999999999999999` would compare equal). Without it,
+/// every number it sees is an `f64`, whose exponents are small.
+#[cfg(feature = "exact-numbers")]
 const MAX_EXPONENT_DIGITS: usize = 15;
 
 /// Checks that every number in `value` can be compared exactly: an exponent of at most
 /// [`MAX_EXPONENT_DIGITS`] digits.
+#[cfg(feature = "exact-numbers")]
 fn comparable_numbers(value: &Value) -> Result<(), String> {
     match value {
         Value::Number(n) => {
@@ -292,6 +297,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "exact-numbers")]
     fn numbers_are_judged_exactly() {
         let num = |text: &str| serde_json::from_str::<Value>(text).unwrap();
         let max = CompiledSchema::compile(&json!({"maximum": num("9007199254740992")})).unwrap();
@@ -307,6 +313,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "exact-numbers")]
     fn numbers_past_exact_comparison_are_refused() {
         let num = |text: &str| serde_json::from_str::<Value>(text).unwrap();
         let schema = CompiledSchema::compile(&json!({"maximum": num("1e400")})).unwrap();
@@ -317,6 +324,22 @@ mod tests {
         assert!(
             CompiledSchema::compile(&json!({"maximum": num("1e9223372036854775807")})).is_err()
         );
+    }
+
+    #[test]
+    #[cfg(not(feature = "exact-numbers"))]
+    fn numbers_are_judged_as_the_nearest_f64_and_past_its_range_not_parsed() {
+        let num = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        // 64-bit integers stay exact.
+        let max = CompiledSchema::compile(&json!({"maximum": num("9007199254740992")})).unwrap();
+        assert!(max.is_valid(&num("9007199254740992")));
+        assert!(!max.is_valid(&num("9007199254740993")));
+        // Beyond, the nearest f64 judges: these two are one apart but read the same.
+        let big = "123456789012345678901234567890";
+        let constant = CompiledSchema::compile(&json!({"const": num(big)})).unwrap();
+        assert!(constant.is_valid(&num("123456789012345678901234567891")));
+        // And a magnitude f64 cannot hold is no value to judge at all.
+        assert!(serde_json::from_str::<Value>("1e400").is_err());
     }
 
     #[test]

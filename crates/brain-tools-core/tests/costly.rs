@@ -51,7 +51,11 @@ struct Returns(Value);
 impl ToolExecutor for Returns {
     async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
         ctx.mark_sent();
-        Ok(ToolOutput::new(Vec::new(), Some(self.0.clone()), false))
+        Ok(ToolOutput::new(
+            Vec::new(),
+            Some(self.0.clone().into()),
+            false,
+        ))
     }
 }
 

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use brain_mcp_proto::text::{json_safe, repair_lone_surrogates};
 use brain_mcp_transport::Secrets;
-use brain_tools_core::{HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call};
+use brain_tools_core::{
+    Arguments, HostConfig, ProgressEvent, ToolCall, ToolEvent, TraceContext, run_call,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -166,15 +168,16 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
             "binding {tool:?} is not an MCP binding (it has no mcp_tool); mcp-call runs MCP bindings"
         ));
     }
-    let arguments: Value = match flags.get("args") {
+    let arguments = match flags.get("args") {
         Some(json) => {
             // A lone surrogate escape (text cut inside an emoji) becomes U+FFFD rather
-            // than refusing the arguments.
+            // than refusing the arguments. The text is sent as written otherwise, every
+            // digit of every number included.
             let repaired = repair_lone_surrogates(json);
-            serde_json::from_str(repaired.as_deref().unwrap_or(json))
+            Arguments::from_json(repaired.unwrap_or_else(|| json.to_owned()))
                 .map_err(|e| format!("-args is not valid JSON: {e}"))?
         }
-        None => Value::Object(serde_json::Map::new()),
+        None => Arguments::from(Value::Object(serde_json::Map::new())),
     };
     let mut call = ToolCall::new(
         tenant,

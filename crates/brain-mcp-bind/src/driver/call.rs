@@ -7,7 +7,7 @@ use brain_mcp_proto::client::{
 use brain_mcp_proto::jsonrpc::ErrorCode;
 use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
-use brain_tools_core::ExecContext;
+use brain_tools_core::{ExactNumber, ExecContext};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -212,7 +212,11 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
             Action::Progress(p) => {
                 let secrets = &channel.link.secrets();
                 let message = p.message.map(|m| safe(secrets, &m, FRAGMENT_LIMIT));
-                calling.ctx.progress.report(p.progress, p.total, message);
+                // The core passes only numbers on.
+                if let Some(progress) = ExactNumber::from_raw(p.progress) {
+                    let total = p.total.and_then(ExactNumber::from_raw);
+                    calling.ctx.progress.report(progress, total, message);
+                }
             }
             Action::Ask { id, method, params } => {
                 let answer = calling.asker.ask(&method, params.as_deref()).await;

@@ -4,6 +4,7 @@
 
 use crate::text::Secret;
 use base64::Engine as _;
+use serde_json::value::RawValue;
 
 use super::AuthError;
 use super::metadata::ServerMetadata;
@@ -295,15 +296,20 @@ pub fn lifetime<'de, D>(deserializer: D) -> Result<Option<u64>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
-    let value = <Option<serde_json::Value> as serde::Deserialize>::deserialize(deserializer)?;
-    let seconds = match &value {
-        Some(serde_json::Value::Number(n)) => n.as_u64().or_else(|| whole(n.as_f64())),
-        Some(serde_json::Value::String(s)) => {
+    // As text: a number past `f64` (`1e400`) is no lifetime, not an unreadable token.
+    let raw = <Option<Box<RawValue>> as serde::Deserialize>::deserialize(deserializer)?;
+    let text = raw.as_deref().map_or("null", RawValue::get);
+    let seconds = match text.bytes().next() {
+        Some(b'-' | b'0'..=b'9') => text
+            .parse::<u64>()
+            .ok()
+            .or_else(|| whole(text.parse().ok())),
+        Some(b'"') => serde_json::from_str::<String>(text).ok().and_then(|s| {
             let s = s.trim();
             s.parse::<u64>()
                 .ok()
                 .or_else(|| whole(s.parse::<f64>().ok()))
-        }
+        }),
         _ => None,
     };
     Ok(seconds.filter(|&s| s > 0))

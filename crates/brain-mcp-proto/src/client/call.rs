@@ -4,13 +4,13 @@ use std::collections::VecDeque;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
-use crate::headers::{param_header_values, param_headers};
+use crate::headers::{param_header_values_exact, param_headers};
 use crate::jsonrpc::{self, Inbound, RequestId};
 use crate::mcp::{CallToolResult, CancelledParams, InputRequiredResult, methods, parse};
 
-use super::call_wire::{CallParams, MetaView};
+use super::call_wire::{ArgumentsView, CallParams, MetaView};
 use super::framing::Framing;
 use super::handshake;
 use super::outgoing::{Expect, Identity, Outgoing};
@@ -28,6 +28,11 @@ pub struct CallRequest<'a> {
     pub tool: &'a str,
     /// The arguments, sent as they are (borrowed: they can be large).
     pub arguments: &'a Map<String, Value>,
+    /// The same arguments as the exact text to send, when the caller has it (the
+    /// model's own text): the body holds it instead of `arguments` written anew, so
+    /// numbers reach the server digit for digit. It must be the object `arguments` was
+    /// parsed from (the `Mcp-Param-*` headers are read from both).
+    pub arguments_text: Option<&'a RawValue>,
     /// The caller's id for the call (Brain's `call_id`): the progress token, unless the
     /// carrier needs one unique in the process (see [`Carrier::SharedProcess`]).
     pub call_id: &'a str,
@@ -48,6 +53,7 @@ impl<'a> CallRequest<'a> {
         Self {
             tool,
             arguments,
+            arguments_text: None,
             call_id,
             meta: None,
             raw_meta: &[],
@@ -57,13 +63,13 @@ impl<'a> CallRequest<'a> {
 }
 
 /// One progress notification for the call, numbers exactly as the server wrote them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Progress {
-    /// Work done so far.
-    pub progress: Number,
-    /// Total work, when known.
-    pub total: Option<Number>,
+    /// Work done so far: a JSON number as the server wrote it.
+    pub progress: Box<RawValue>,
+    /// Total work, when known: a JSON number as the server wrote it.
+    pub total: Option<Box<RawValue>>,
     /// The server's note, as sent (bound it before showing it).
     pub message: Option<String>,
 }
@@ -240,7 +246,10 @@ impl Call {
         };
         let params = CallParams {
             name: request.tool,
-            arguments: request.arguments,
+            arguments: match request.arguments_text {
+                Some(text) => ArgumentsView::Text(text),
+                None => ArgumentsView::Map(request.arguments),
+            },
             meta: &meta,
             input_responses: round.map(|(answers, _)| answers),
             request_state: round.and_then(|(_, state)| state),
@@ -251,7 +260,9 @@ impl Call {
                 let params = request
                     .input_schema
                     .and_then(|schema| param_headers(schema).ok())
-                    .map(|found| param_header_values(&found, request.arguments))
+                    .map(|found| {
+                        param_header_values_exact(&found, request.arguments, request.arguments_text)
+                    })
                     .unwrap_or_default();
                 self.framing
                     .headers(methods::TOOLS_CALL, Some(request.tool), params)
@@ -528,7 +539,8 @@ impl Call {
     /// A progress notification for our token, its numbers exactly as sent.
     fn progress(&self, params: &RawValue) -> Option<Progress> {
         let p: ProgressWire = serde_json::from_str(params.get()).ok()?;
-        (p.progress_token == self.progress_token).then_some(Progress {
+        let numbers = is_number(&p.progress) && p.total.as_deref().is_none_or(is_number);
+        (numbers && p.progress_token == self.progress_token).then_some(Progress {
             progress: p.progress,
             total: p.total,
             message: p.message,
@@ -536,14 +548,22 @@ impl Call {
     }
 }
 
+/// Whether `raw` (valid JSON) is a number: the only values that start with a digit or `-`.
+fn is_number(raw: &RawValue) -> bool {
+    raw.get()
+        .bytes()
+        .next()
+        .is_some_and(|b| b == b'-' || b.is_ascii_digit())
+}
+
 /// The members of a progress notification this client reads.
 #[derive(Deserialize)]
 struct ProgressWire {
     #[serde(rename = "progressToken")]
     progress_token: RequestId,
-    progress: Number,
+    progress: Box<RawValue>,
     #[serde(default)]
-    total: Option<Number>,
+    total: Option<Box<RawValue>>,
     #[serde(default)]
     message: Option<String>,
 }

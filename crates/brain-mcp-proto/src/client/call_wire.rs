@@ -13,13 +13,23 @@ use super::outgoing::Identity;
 #[derive(Serialize)]
 pub(super) struct CallParams<'a> {
     pub(super) name: &'a str,
-    pub(super) arguments: &'a Map<String, Value>,
+    pub(super) arguments: ArgumentsView<'a>,
     #[serde(rename = "_meta")]
     pub(super) meta: &'a MetaView<'a>,
     #[serde(rename = "inputResponses", skip_serializing_if = "Option::is_none")]
     pub(super) input_responses: Option<&'a Map<String, Value>>,
     #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
     pub(super) request_state: Option<&'a str>,
+}
+
+/// The arguments as a parsed object, or as the exact text the caller had.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(super) enum ArgumentsView<'a> {
+    /// Written from the parsed object.
+    Map(&'a Map<String, Value>),
+    /// Written as given.
+    Text(&'a RawValue),
 }
 
 /// A request's `_meta` written from its parts, borrowed: the progress token, in the 2026

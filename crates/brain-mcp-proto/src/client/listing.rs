@@ -126,14 +126,16 @@ impl Exchange {
 
 /// Whether a listed tool may be offered in `framing`'s era, and why not: in the 2026 era a
 /// tool whose input schema has an invalid `x-mcp-header` annotation cannot be called (its
-/// `Mcp-Param-*` headers could not be built), so it is not offered.
+/// `Mcp-Param-*` headers could not be built), so it is not offered. A schema this build
+/// cannot parse (a number past `f64`'s range) is left to the binding that would hold it,
+/// which refuses it for that reason.
 pub fn offered(framing: &Framing, tool: &Tool) -> Result<(), String> {
     if !matches!(framing, Framing::Stateless(_)) {
         return Ok(());
     }
-    let schema = tool
-        .input_schema_value()
-        .map_err(|e| format!("its input schema is not JSON: {e}"))?;
+    let Ok(schema) = tool.input_schema_value() else {
+        return Ok(());
+    };
     param_headers(&schema)
         .map(|_| ())
         .map_err(|problem| problem.to_string())

@@ -1,7 +1,6 @@
 //! Reading a `tools/call` result: what kind of answer it is, and whether it keeps the
 //! rules of the era it came in.
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::mcp::{CallToolResponse, CallToolResult};
@@ -33,27 +32,28 @@ pub fn check_result(
     mut result: CallToolResult,
     framing: &Framing,
 ) -> Result<CallToolResult, CallError> {
-    match &result.structured_content {
-        Some(Value::Null) => result.structured_content = None,
-        Some(Value::Object(_)) | None => {}
+    let kind = result.structured_content.as_deref().map(json_kind);
+    match kind {
+        Some("null") => result.structured_content = None,
+        Some("an object") | None => {}
         Some(_) if matches!(framing, Framing::Stateless(_)) => {}
         Some(other) => {
             return Err(CallError::Protocol(format!(
-                "structuredContent is {}, not a JSON object as the handshake-era protocol requires",
-                json_kind(other)
+                "structuredContent is {other}, not a JSON object as the handshake-era protocol requires"
             )));
         }
     }
     Ok(result)
 }
 
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// What kind of value `raw` (valid JSON) is, from its first byte.
+fn json_kind(raw: &RawValue) -> &'static str {
+    match raw.get().bytes().next() {
+        Some(b'n') => "null",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'"') => "a string",
+        Some(b'[') => "an array",
+        Some(b'{') => "an object",
+        _ => "a number",
     }
 }

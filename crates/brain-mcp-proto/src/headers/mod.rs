@@ -9,7 +9,7 @@ mod value;
 
 pub use param::{
     InvalidParamHeader, ParamHeader, ParamHeaderProblem, ParamKind, param_header_values,
-    param_headers,
+    param_header_values_exact, param_headers,
 };
 pub use value::{HeaderValueError, decode_header_value, encode_header_str, encode_header_value};
 

@@ -1,8 +1,9 @@
 //! Finding and checking `x-mcp-header` annotations in a tool's input schema.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{MCP_PARAM_PREFIX, X_MCP_HEADER, encode_header_value, is_token};
@@ -237,6 +238,17 @@ pub fn param_header_values(
     headers: &[ParamHeader],
     arguments: &Map<String, Value>,
 ) -> Vec<(String, String)> {
+    param_header_values_exact(headers, arguments, None)
+}
+
+/// [`param_header_values`] for arguments that also have their exact text (the same
+/// object, as the body sends it): a number's header holds the digits the body holds,
+/// not the nearest `f64`'s, unless it is integral (`42.0` is sent as `42`).
+pub fn param_header_values_exact(
+    headers: &[ParamHeader],
+    arguments: &Map<String, Value>,
+    text: Option<&RawValue>,
+) -> Vec<(String, String)> {
     headers
         .iter()
         .filter_map(|h| {
@@ -245,9 +257,36 @@ pub fn param_header_values(
             for key in rest {
                 value = value.as_object()?.get(key)?;
             }
-            Some((h.header_name.clone(), encode_header_value(value)?))
+            let encoded = encode_header_value(value)?;
+            let exact = match value {
+                Value::Number(_) if !is_integer(&encoded) => {
+                    text.and_then(|text| number_text_at(text, &h.path))
+                }
+                _ => None,
+            };
+            Some((h.header_name.clone(), exact.unwrap_or(encoded)))
         })
         .collect()
+}
+
+/// Whether `text` is written as an integer.
+fn is_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The text of the number at `path` in the object `text`.
+fn number_text_at(text: &RawValue, path: &[String]) -> Option<String> {
+    let mut at = text;
+    for key in path {
+        let members: BTreeMap<String, &RawValue> = serde_json::from_str(at.get()).ok()?;
+        at = *members.get(key)?;
+    }
+    let number = at.get();
+    number
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+        .then(|| number.to_owned())
 }
 
 #[cfg(test)]

@@ -118,8 +118,9 @@ wire_struct! {
     pub struct CallToolResult {
         /// Unstructured content (required on the wire, may be empty).
         def content: Vec<ContentBlock> = "content",
-        /// Structured result: any JSON value (an object before 2026-07-28).
-        opt structured_content: Option<Value> = "structuredContent",
+        /// Structured result: any JSON value (an object before 2026-07-28), as the
+        /// server wrote it, so its numbers keep every digit.
+        opt structured_content: Option<Box<RawValue>> = "structuredContent",
         /// True when the tool itself failed.
         opt is_error: Option<bool> = "isError",
         /// `complete` when present.

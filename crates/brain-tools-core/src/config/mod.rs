@@ -269,7 +269,7 @@ pub(crate) fn parse_single_binding(value: &Value) -> Result<Binding, ConfigError
 }
 
 /// serde_json appends " at line L column C"; the message already says where.
-fn strip_position(message: &str) -> &str {
+pub(crate) fn strip_position(message: &str) -> &str {
     message
         .rfind(" at line ")
         .map_or(message, |cut| &message[..cut])

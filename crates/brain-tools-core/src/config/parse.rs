@@ -322,7 +322,7 @@ impl<'a> Fields<'a, '_> {
                 None
             }
             Err(SchemaRefusal::NotJson(reason)) => {
-                self.error(key, format!("is not valid JSON: {reason}"));
+                self.error(key, reason);
                 None
             }
             Err(SchemaRefusal::Invalid(reason)) => {
@@ -479,7 +479,12 @@ fn is_long_integer(value: &Value) -> bool {
     let Value::Number(number) = value else {
         return false;
     };
+    // With serde_json's `arbitrary_precision` the text is as written; without, a number
+    // past 64 bits is an f64, an integer when it has no fraction (as JSON Schema counts).
     let text = number.to_string();
     let digits = text.strip_prefix('-').unwrap_or(&text);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        || number
+            .as_f64()
+            .is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18)
 }

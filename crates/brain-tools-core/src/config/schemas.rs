@@ -55,9 +55,8 @@ impl SchemaCache {
         if super::json::schema_too_deep(text) {
             return Err(SchemaRefusal::TooDeep);
         }
-        let (value, duplicates) = super::json::parse_at(text, &path()).map_err(|e| {
-            SchemaRefusal::NotJson(super::strip_position(&e.to_string()).to_owned())
-        })?;
+        let (value, duplicates) = super::json::parse_at(text, &path())
+            .map_err(|e| SchemaRefusal::NotJson(crate::exact::unjudged(&e)))?;
         if !duplicates.is_empty() {
             return Err(SchemaRefusal::Duplicates(duplicates));
         }

@@ -179,11 +179,11 @@ async fn progress_is_live_in_order_and_non_increasing_values_are_dropped() {
     .await;
     assert!(!result.is_error);
     let seen = seen.into_inner().unwrap();
-    let values: Vec<f64> = seen.iter().map(|e| e.progress.as_f64().unwrap()).collect();
+    let values: Vec<f64> = seen.iter().map(|e| e.progress.as_f64()).collect();
     assert_eq!(values, [1.0, 2.5, 4.0]);
     assert!(
         seen.iter()
-            .all(|e| e.call_id == "c1" && e.total == Some(10.into()))
+            .all(|e| e.call_id == "c1" && e.total == Some(10_u64.into()))
     );
 }
 

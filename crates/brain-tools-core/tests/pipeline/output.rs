@@ -11,7 +11,7 @@ use crate::support::*;
 async fn output_over_the_limit_fails_and_at_the_limit_passes() {
     let output = ToolOutput::new(
         vec![ContentBlock::text("x".repeat(100))],
-        Some(json!({"n": 1})),
+        Some(json!({"n": 1}).into()),
         false,
     );
     let size = output.serialized_len(usize::MAX);
@@ -51,7 +51,7 @@ async fn the_structured_value_counts_once_and_gets_one_text_copy() {
     // returned 600 KB, which is under 1 MiB.
     let structured = json!({"blob": "y".repeat(600_000)});
     let copy = ContentBlock::text(serde_json::to_string_pretty(&structured).unwrap());
-    let output = ToolOutput::new(vec![copy.clone()], Some(structured.clone()), false);
+    let output = ToolOutput::new(vec![copy.clone()], Some(structured.clone().into()), false);
     let size = output.serialized_len(usize::MAX);
     // The value once, plus what the copy has beyond it (its block and its spacing):
     // the size of the copy's block alone.
@@ -75,7 +75,7 @@ async fn the_structured_value_counts_once_and_gets_one_text_copy() {
     // Without a copy, Brain adds one after the limit was applied.
     let bare = ToolOutput::new(
         vec![ContentBlock::text("note")],
-        Some(json!({"n": 12345678901234567890123_u128})),
+        Some(JsonText::parse(r#"{"n": 12345678901234567890123}"#).unwrap()),
         false,
     );
     let at_limit = binding(json!({"max_output_bytes": bare.serialized_len(usize::MAX)}));
@@ -103,7 +103,7 @@ fn a_padded_or_any_typed_copy_is_counted_for_its_excess() {
             "{{\"a\":1}}{}",
             " ".repeat(200_000)
         ))],
-        Some(json!({"a": 1})),
+        Some(json!({"a": 1}).into()),
         false,
     );
     assert!(padded.serialized_len(usize::MAX) > 200_000);
@@ -111,7 +111,7 @@ fn a_padded_or_any_typed_copy_is_counted_for_its_excess() {
     let array = json!(["x".repeat(300_000)]);
     let mut output = ToolOutput::new(
         vec![ContentBlock::text(array.to_string())],
-        Some(array.clone()),
+        Some(array.clone().into()),
         false,
     );
     let size = output.serialized_len(usize::MAX);
@@ -150,14 +150,14 @@ async fn structured_results_are_checked_against_the_output_schema() {
     let structured = |value: Value| {
         ToolOutput::new(
             vec![ContentBlock::text(value.to_string())],
-            Some(value),
+            Some(value.into()),
             false,
         )
     };
 
     let good = Recorder::returning(structured(json!({"total": 3})));
     let result = run(&binding, call("acme", json!({"query": "x"})), &good).await;
-    assert_eq!(result.structured_content, Some(json!({"total": 3})));
+    assert_eq!(result.structured_content, Some(json!({"total": 3}).into()));
     assert!(!result.is_error);
 
     let bad = Recorder::returning(structured(json!({"total": "three"})));

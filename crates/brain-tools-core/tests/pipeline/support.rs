@@ -95,8 +95,8 @@ impl ToolExecutor for Recorder {
             Behaviour::Return(result) => result.clone(),
             Behaviour::Progress(values) => {
                 for value in values {
-                    let number = serde_json::Number::from_f64(*value).unwrap();
-                    ctx.progress.report(number, Some(10.into()), None);
+                    let number = brain_tools_core::ExactNumber::try_from(*value).unwrap();
+                    ctx.progress.report(number, Some(10_u64.into()), None);
                     tokio::task::yield_now().await;
                 }
                 Ok(ToolOutput::text("done"))

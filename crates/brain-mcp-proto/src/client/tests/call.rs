@@ -71,12 +71,8 @@ fn finished(actions: &[Action]) -> &Result<crate::mcp::CallToolResult, CallError
 fn the_request_per_era() {
     let arguments = args();
     let (_, out) = start(session(), &identity(), &arguments);
-    let text = String::from_utf8(out.body.clone()).unwrap();
-    assert!(
-        text.contains(r#""n":123456789012345678901234567890"#),
-        "numbers exactly: {text}"
-    );
     let body = parse(&out.body);
+    assert_eq!(body["params"]["arguments"], json!(arguments));
     assert_eq!(body["params"]["name"], "get weather");
     assert_eq!(
         body["params"]["_meta"],
@@ -115,6 +111,49 @@ fn the_request_per_era() {
         headers.contains(&("mcp-param-region".into(), "eu".into())),
         "{headers:?}"
     );
+}
+
+#[test]
+fn the_callers_text_is_the_body_and_gives_number_headers_their_digits() {
+    let text = r#"{"region":"eu", "n": 123456789012345678901234567890, "f": 4.0}"#;
+    let raw = serde_json::value::RawValue::from_string(text.to_owned()).unwrap();
+    let arguments: Map<String, Value> = serde_json::from_str(text).unwrap();
+    let schema = json!({"type": "object", "properties": {
+        "n": {"type": "number", "x-mcp-header": "N"},
+        "f": {"type": "number", "x-mcp-header": "F"}}});
+    let mut request = CallRequest::new("t", &arguments, "call-1");
+    request.arguments_text = Some(&raw);
+    request.input_schema = Some(&schema);
+    for framing in [session(), Framing::Stateless(V2026)] {
+        let (_, out) = Call::start(
+            framing,
+            Carrier::Http,
+            RequestId::Number(7),
+            &request,
+            &identity(),
+        );
+        let body = String::from_utf8(out.body.clone()).unwrap();
+        assert!(body.contains(&format!(r#""arguments":{text}"#)), "{body}");
+        let headers: Vec<(String, String)> = out
+            .headers
+            .iter()
+            .map(|h| (h.name.to_string(), h.value.to_string()))
+            .filter(|(name, _)| name.starts_with("mcp-param"))
+            .collect();
+        if !headers.is_empty() {
+            // The digits the body holds; an integral float as its integer.
+            assert_eq!(
+                headers,
+                [
+                    ("mcp-param-f".to_owned(), "4".to_owned()),
+                    (
+                        "mcp-param-n".to_owned(),
+                        "123456789012345678901234567890".to_owned()
+                    )
+                ]
+            );
+        }
+    }
 }
 
 #[test]

@@ -92,7 +92,7 @@ fn repeated_members_and_elements_that_are_no_objects() {
     // that is not an object is reported and still searched for repeated keys.
     let binding = r#"{"name":"a","description":"d","input_schema":{"type":"object"},"url":"https://example.com/mcp","mcp_tool":"t","tenants":["x"]}"#;
     let twice = binding.replace(r#""name":"a","#, r#""name":"a","name":"b","#);
-    let text = format!(r#"{{"tools": [{twice}, [{{"k": 1, "k": 2}}], "s", 1e400]}}"#);
+    let text = format!(r#"{{"tools": [{twice}, [{{"k": 1, "k": 2}}], "s", 1e300]}}"#);
     let errors = HostConfig::load(&text).unwrap_err().to_string();
     let lines: Vec<&str> = errors.lines().collect();
     assert_eq!(
