@@ -47,11 +47,17 @@ impl Arguments {
     }
 
     /// Parses the text if that was not done yet, and takes the value out (put it back
-    /// with [`Self::restore`]).
-    pub(crate) fn take_parsed(&mut self) -> Result<Value, serde_json::Error> {
+    /// with [`Self::restore`]); the error says why the text cannot be judged, after the
+    /// words "the arguments". A key written twice, or one serde_json reserves, is refused
+    /// (see `json_keys`): the text sent must mean what was checked.
+    pub(crate) fn take_parsed(&mut self) -> Result<Value, String> {
         match (self.value.take(), &self.text) {
             (Some(value), _) => Ok(value),
-            (None, Some(text)) => text.to_value(),
+            (None, Some(text)) => {
+                crate::json_keys::check_keys(text.as_str()).map_err(|problem| problem.reason())?;
+                text.to_value()
+                    .map_err(|error| crate::exact::unjudged(&error))
+            }
             (None, None) => Ok(Value::Null),
         }
     }
@@ -93,6 +99,28 @@ mod tests {
             Some(r#"{"n": 123456789012345678901234567890}"#)
         );
         assert!(Arguments::from_json("{").is_err());
+    }
+
+    #[test]
+    fn a_key_written_twice_or_a_number_past_f64_cannot_be_judged() {
+        let mut twice = Arguments::from_json(r#"{"a": {"p": "/etc", "p": "/ok"}}"#).unwrap();
+        let said = twice.take_parsed().unwrap_err();
+        assert!(said.contains("the key \"p\" twice"), "{said}");
+        let mut reserved =
+            Arguments::from_json(r#"{"n": {"$serde_json::private::Number": "5"}}"#).unwrap();
+        let said = reserved.take_parsed().unwrap_err();
+        assert!(said.contains("serde_json reserves"), "{said}");
+        let mut past = Arguments::from_json(r#"{"n": 1e400}"#).unwrap();
+        let parsed = past.take_parsed();
+        #[cfg(not(feature = "exact-numbers"))]
+        assert!(
+            parsed
+                .as_ref()
+                .is_err_and(|said| said.contains("past the range of an f64")),
+            "{parsed:?}"
+        );
+        #[cfg(feature = "exact-numbers")]
+        assert!(parsed.is_ok(), "judged exactly: {parsed:?}");
     }
 
     #[test]

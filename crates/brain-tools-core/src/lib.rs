@@ -22,6 +22,7 @@ mod event_de;
 mod exact;
 mod executor;
 mod headers;
+mod json_keys;
 mod oauth;
 pub mod observe;
 mod pipeline;

@@ -84,11 +84,7 @@ async fn pipeline(
         Err(error) => {
             return refuse(
                 ErrorKind::InvalidArguments,
-                format!(
-                    "the arguments of \"{}\" {}",
-                    binding.name(),
-                    crate::exact::unjudged(&error)
-                ),
+                format!("the arguments of \"{}\" {error}", binding.name()),
             );
         }
     };
@@ -215,8 +211,14 @@ async fn finish(
     if let Some(validator) = binding.output_validator() {
         let mismatch = match output.structured_content.take() {
             None => Some("the tool returned no structured content".to_owned()),
-            Some(structured) => match structured.to_value() {
-                Err(error) => Some(format!("it {}", crate::exact::unjudged(&error))),
+            Some(structured) => match crate::json_keys::check_keys(structured.as_str())
+                .map_err(|problem| problem.reason())
+                .and_then(|()| {
+                    structured
+                        .to_value()
+                        .map_err(|error| crate::exact::unjudged(&error))
+                }) {
+                Err(reason) => Some(format!("it {reason}")),
                 Ok(value) => {
                     output.structured_content = Some(structured);
                     match checks::validate(validator, value, deadline, cancel).await {

@@ -548,12 +548,19 @@ impl Call {
     }
 }
 
-/// Whether `raw` (valid JSON) is a number: the only values that start with a digit or `-`.
+/// The longest progress number passed on: digits enough for any real count, and a
+/// server cannot make each notification carry megabytes to the host.
+const MAX_PROGRESS_NUMBER: usize = 64;
+
+/// Whether `raw` (valid JSON) is a number of at most [`MAX_PROGRESS_NUMBER`] bytes: the
+/// only values that start with a digit or `-`.
 fn is_number(raw: &RawValue) -> bool {
-    raw.get()
-        .bytes()
-        .next()
-        .is_some_and(|b| b == b'-' || b.is_ascii_digit())
+    raw.get().len() <= MAX_PROGRESS_NUMBER
+        && raw
+            .get()
+            .bytes()
+            .next()
+            .is_some_and(|b| b == b'-' || b.is_ascii_digit())
 }
 
 /// The members of a progress notification this client reads.

@@ -249,6 +249,9 @@ pub fn param_header_values_exact(
     arguments: &Map<String, Value>,
     text: Option<&RawValue>,
 ) -> Vec<(String, String)> {
+    // Each exact lookup reads the text along its path; a schema's headers are the
+    // server's to declare, so only so many read it.
+    let mut lookups = 0;
     headers
         .iter()
         .filter_map(|h| {
@@ -259,7 +262,12 @@ pub fn param_header_values_exact(
             }
             let encoded = encode_header_value(value)?;
             let exact = match value {
-                Value::Number(_) if !is_integer(&encoded) => {
+                Value::Number(_)
+                    if !is_integer(&encoded)
+                        && lookups < MAX_EXACT_LOOKUPS
+                        && h.path.len() <= MAX_EXACT_DEPTH =>
+                {
+                    lookups += 1;
                     text.and_then(|text| number_text_at(text, &h.path))
                 }
                 _ => None,
@@ -268,6 +276,13 @@ pub fn param_header_values_exact(
         })
         .collect()
 }
+
+/// The most number headers of one call whose digits are read from the text; the rest
+/// are written from the parsed value.
+const MAX_EXACT_LOOKUPS: usize = 16;
+
+/// The deepest path whose number is read from the text.
+const MAX_EXACT_DEPTH: usize = 8;
 
 /// Whether `text` is written as an integer.
 fn is_integer(text: &str) -> bool {

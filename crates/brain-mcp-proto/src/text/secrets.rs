@@ -141,9 +141,18 @@ impl Secrets {
         match serde_json::from_str::<Value>(raw.get()) {
             Ok(mut value) => {
                 if self.redact_value(&mut value) {
-                    serde_json::value::to_raw_value(&value).ok()
-                } else {
-                    Some(raw.to_owned())
+                    return serde_json::value::to_raw_value(&value).ok();
+                }
+                // The parsed value hides what a key written twice held before its last
+                // value: such text is given as the value it parsed to, which was searched.
+                if super::redact::members(&value) != super::redact::colons(raw.get()) {
+                    return serde_json::value::to_raw_value(&value).ok();
+                }
+                match self.redact(raw.get()) {
+                    Cow::Borrowed(_) => Some(raw.to_owned()),
+                    Cow::Owned(text) => RawValue::from_string(text)
+                        .ok()
+                        .or_else(|| serde_json::value::to_raw_value(&value).ok()),
                 }
             }
             Err(_) => RawValue::from_string(self.redact(raw.get()).into_owned()).ok(),
@@ -218,6 +227,25 @@ mod tests {
         // Empty unless the process knows a secret (other tests may have made one).
         assert_eq!(Secrets::none().len(), 0);
         assert!(matches!(secrets.redact("clear"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_text_is_searched_where_its_parsed_value_hides_a_secret() {
+        let secrets = Secrets::new(["tok-HIDDEN-77"]);
+        // The parsed value keeps the last "a": the secret is only in the text.
+        for text in [
+            r#"{"a":"tok-HIDDEN-77","a":"x"}"#,
+            r#"{"a":"tok-\u0048IDDEN-77","a":"x"}"#,
+            r#"[{"b":{"a":"tok-HIDDEN-77","a":"x"}}, "k: v"]"#,
+        ] {
+            let raw = RawValue::from_string(text.into()).unwrap();
+            let clean = secrets.redact_json(&raw).unwrap();
+            assert!(!clean.get().contains("HIDDEN"), "{}", clean.get());
+        }
+        // Nothing to hide: the text as it was, digits included.
+        let raw = RawValue::from_string(r#"{"n": 123456789012345678901234567890}"#.into());
+        let same = secrets.redact_json(&raw.unwrap()).unwrap();
+        assert_eq!(same.get(), r#"{"n": 123456789012345678901234567890}"#);
     }
 
     #[test]

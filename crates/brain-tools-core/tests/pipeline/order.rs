@@ -57,6 +57,42 @@ async fn invalid_arguments_are_refused_with_every_violation() {
 }
 
 #[tokio::test]
+async fn text_arguments_go_on_as_written_unless_they_mean_two_things() {
+    let binding = binding(json!({}));
+    // The model's text reaches the executor as written, with its value parsed once.
+    let text = r#"{"query": "x", "limit": 123456789012345678901234567890}"#;
+    let executor = Recorder::returning(ToolOutput::text("hi"));
+    let args = Arguments::from_json(text).unwrap();
+    let result = run(&binding, ToolCall::new("acme", "s1", "c1", args), &executor).await;
+    assert!(!result.is_error, "{result:?}");
+    {
+        let seen = executor.calls.lock().unwrap();
+        assert_eq!(seen[0].0.arguments.text().map(|raw| raw.get()), Some(text));
+        assert!(seen[0].0.arguments.object().is_some());
+    }
+    // A key twice (checked: the last; a server may read the first), a key serde_json
+    // reads as something else, a number past f64: refused before the executor.
+    for (text, said) in [
+        (r#"{"query": 5, "query": "x"}"#, "the key \"query\" twice"),
+        (
+            r#"{"query": {"$serde_json::private::RawValue": "\"x\""}}"#,
+            "serde_json reserves",
+        ),
+        (
+            r#"{"query": "x", "limit": 1e400}"#,
+            "past the range of an f64",
+        ),
+    ] {
+        let executor = Recorder::returning(ToolOutput::text("hi"));
+        let args = Arguments::from_json(text).unwrap();
+        let result = run(&binding, ToolCall::new("acme", "s1", "c1", args), &executor).await;
+        let message = assert_failure(&result, ErrorKind::InvalidArguments, false);
+        assert!(message.contains(said), "{text}: {message}");
+        assert_eq!(executor.call_count(), 0);
+    }
+}
+
+#[tokio::test]
 async fn arguments_are_checked_before_the_token() {
     let binding = binding(json!({"token_env": "UNSET_TOKEN"}));
     let executor = Recorder::returning(ToolOutput::text("hi"));

@@ -223,3 +223,43 @@ proptest! {
         prop_assert_eq!(executor.call_count(), 0);
     }
 }
+
+#[tokio::test]
+async fn a_structured_result_that_means_two_things_fails_its_output_schema() {
+    let binding = binding(json!({"output_schema": {
+        "type": "object", "properties": {"ok": {"const": true}}, "required": ["ok"]
+    }}));
+    // Checked as the last "ok", read by some hosts as the first; and a key serde_json
+    // would read as the object inside the string.
+    for (text, said) in [
+        (r#"{"ok": false, "ok": true}"#, "twice"),
+        (
+            r#"{"$serde_json::private::RawValue": "{\"ok\":true}"}"#,
+            "serde_json reserves",
+        ),
+    ] {
+        let output = ToolOutput::new(vec![], Some(JsonText::parse(text).unwrap()), false);
+        let result = run(
+            &binding,
+            call("acme", json!({"query": "x"})),
+            &Recorder::returning(output),
+        )
+        .await;
+        let message = assert_failure(&result, ErrorKind::OutputSchemaMismatch, true);
+        assert!(message.contains(said), "{text}: {message}");
+    }
+    // Past f64's range, with no output schema: delivered as written.
+    let plain = super::support::binding(json!({}));
+    let text = r#"{"n": 1e400}"#;
+    let output = ToolOutput::new(vec![], Some(JsonText::parse(text).unwrap()), false);
+    let result = run(
+        &plain,
+        call("acme", json!({"query": "x"})),
+        &Recorder::returning(output),
+    )
+    .await;
+    assert_eq!(
+        result.structured_content.as_ref().map(JsonText::as_str),
+        Some(text)
+    );
+}

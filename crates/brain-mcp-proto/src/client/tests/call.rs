@@ -177,6 +177,14 @@ fn progress_for_our_token_only_with_exact_numbers() {
         Some("3")
     );
     assert_eq!(p.message.as_deref(), Some("m"));
+    // A number that is no number, or one longer than any count, is not passed on.
+    let long = "1".repeat(65);
+    for progress in ["\"1\"", long.as_str()] {
+        call.feed(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"call-1","progress":{progress}}}}}"#
+        ));
+        assert!(drain(&mut call).is_empty(), "{progress}");
+    }
 }
 
 #[test]
