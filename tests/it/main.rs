@@ -58,4 +58,5 @@ mod stdio_peers;
 mod stdio_python;
 mod stdio_support;
 mod stdio_tree;
+mod task_everything;
 mod trust_secrets;

@@ -102,6 +102,10 @@ pub struct DiscoveredBinding {
     /// The output schema, when the tool has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Box<RawValue>>,
+    /// `"optional"` or `"required"` when the tool may or must run as a task
+    /// (`execution.taskSupport`); absent when it never does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<&'static str>,
 }
 
 /// The outcome of a discovery that worked: the bindings and any warnings for stderr.

@@ -7,7 +7,7 @@ use brain_mcp_proto::client::{CallRequest, Identity};
 use brain_mcp_proto::meta::CallScope;
 use brain_mcp_transport::BearerToken;
 use brain_tools_core::{
-    EndpointUrl, ErrorKind, ExecContext, ToolExecutor, ToolFailure, ToolOutput,
+    EndpointUrl, ErrorKind, ExecContext, TaskSupport, ToolExecutor, ToolFailure, ToolOutput,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -168,6 +168,18 @@ impl McpExecutor {
             .filter(|_| ctx.call.arguments.object().is_some());
         request.raw_meta = &scope;
         request.input_schema = Some(ctx.binding.input_schema());
+        // A tool that runs only as a task is asked to, kept by the server no longer than
+        // the call may wait for it.
+        if ctx
+            .binding
+            .mcp()
+            .is_some_and(|mcp| mcp.task_support() == TaskSupport::Required)
+        {
+            let left = ctx
+                .deadline
+                .saturating_duration_since(tokio::time::Instant::now());
+            request.task = Some(u64::try_from(left.as_millis()).ok());
+        }
         let calling = Calling {
             client,
             identity,

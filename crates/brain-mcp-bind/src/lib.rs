@@ -69,6 +69,6 @@ pub use brain_mcp_proto::version::ProtocolVersion;
 pub use brain_mcp_transport::{ClientConfig, Delivery, ProxyConfig};
 pub use brain_tools_core::{
     Arguments, ContentBlock, ErrorKind, ExactNumber, HostConfig, JsonText, ProgressEvent, Secret,
-    SecretVar, ToolCall, ToolEvent, ToolResultEvent,
+    SecretVar, TaskSupport, ToolCall, ToolEvent, ToolResultEvent,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -54,6 +54,33 @@ pub enum Endpoint {
 pub struct McpEndpoint {
     pub(crate) url: EndpointUrl,
     pub(crate) tool: String,
+    pub(crate) task_support: TaskSupport,
+}
+
+/// Whether an MCP tool runs as a task (long work the client polls for), as discovery
+/// recorded it in the binding's `task_support`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// The tool never runs as a task (no `task_support` in the binding).
+    #[default]
+    Forbidden,
+    /// The tool may run as a task.
+    Optional,
+    /// The tool runs only as a task.
+    Required,
+}
+
+impl TaskSupport {
+    /// The config's spelling (`"optional"`, `"required"`); `None` for forbidden, which the
+    /// config writes by leaving the field out.
+    pub fn as_config(self) -> Option<&'static str> {
+        match self {
+            Self::Forbidden => None,
+            Self::Optional => Some("optional"),
+            Self::Required => Some("required"),
+        }
+    }
 }
 
 impl McpEndpoint {
@@ -65,6 +92,11 @@ impl McpEndpoint {
     /// The tool's name on the server.
     pub fn tool(&self) -> &str {
         &self.tool
+    }
+
+    /// Whether the tool runs as a task.
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support
     }
 }
 
@@ -248,6 +280,8 @@ impl Binding {
             oauth: Option<Value>,
             #[serde(skip_serializing_if = "Option::is_none")]
             max_in_flight: Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            task_support: Option<&'static str>,
         }
         let form = Form {
             name: &self.name,
@@ -268,6 +302,7 @@ impl Binding {
                 .collect(),
             oauth: self.oauth.as_ref().map(OAuthConfig::to_value),
             max_in_flight: self.max_in_flight,
+            task_support: self.mcp().and_then(|mcp| mcp.task_support().as_config()),
         };
         serde_json::to_value(form).unwrap_or(Value::Null)
     }

@@ -33,7 +33,7 @@ mod trace;
 mod url;
 
 pub use arguments::Arguments;
-pub use binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
+pub use binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint, TaskSupport};
 pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
 pub use event::{
     ContentBlock, ErrorKind, MAX_ERROR_MESSAGE, ProgressEvent, ToolError, ToolEvent,

@@ -116,8 +116,8 @@ fn everything() -> Vec<Case> {
         noted(
             "simulate-research-query",
             r#"{"topic":"mcp"}"#,
-            "tool_error",
-            "needs task augmentation, which Brain does not use",
+            "success",
+            "a task (2025-11-25): tasks/get polled, tasks/result fetched",
         ),
     ]
 }

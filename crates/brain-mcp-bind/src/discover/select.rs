@@ -152,5 +152,6 @@ pub(super) fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
         timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
         max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
         output_schema: tool.output_schema.clone(),
+        task_support: tool.task_support(),
     }
 }

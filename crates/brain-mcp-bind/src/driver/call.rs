@@ -1,6 +1,7 @@
 //! The one call loop: a `tools/call` of the core's [`Call`] machine driven over a channel,
 //! whatever carries it, from the request to its outcome.
 
+use brain_mcp_proto::client::task::{Task, says_task_required};
 use brain_mcp_proto::client::{
     Action, Call, CallError, CallRequest, Identity, InputRequest, Outgoing, Refusal,
 };
@@ -59,6 +60,8 @@ enum Next {
     InputRequired(Vec<InputRequest>, Option<String>),
     /// The call is over.
     Done(Result<CallToolResult, CallError>),
+    /// The server runs the call as a task: follow it.
+    Task(Task),
 }
 
 /// What one call needs besides its channel.
@@ -90,7 +93,25 @@ pub(crate) async fn call(
     );
     calling.ctx.mark_sent();
     let mut traffic = (0u64, 0u64);
-    let outcome = run(channel, calling, &mut call, out, &mut traffic).await;
+    let mut outcome = run(channel, calling, &mut call, out, &mut traffic).await;
+    // A tool that runs only as a task, called directly: the server's refusal (an error,
+    // or an SDK's error result) becomes the one error that says what to do.
+    if calling.request.task.is_none() {
+        let required = match &outcome {
+            Ok(result) => says_task_required(Ok(result)),
+            Err(DriverError {
+                cause: Cause::Core(e),
+                ..
+            }) => says_task_required(Err(e)),
+            Err(_) => false,
+        };
+        if required {
+            outcome = Err(DriverError::new(
+                Step::Call,
+                Cause::Core(CallError::TaskRequired),
+            ));
+        }
+    }
     // Nothing to cancel once the core has the outcome (an answer, or a refusal).
     channel.cleanup.in_flight = call.in_flight();
     observe::call_traffic(traffic.0, traffic.1);
@@ -134,6 +155,10 @@ async fn run(
         // The operation ends with its answer: the user's answers come after it.
         op.end(failure, || link.secrets());
         match round? {
+            Next::Task(task) => {
+                channel.cleanup.in_flight = None;
+                return super::task::follow(channel, calling, task).await;
+            }
             Next::InputRequired(requests, state) => {
                 out = answer_input(calling, call, requests, state).await;
             }
@@ -227,6 +252,7 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
                 return Next::InputRequired(requests, state);
             }
             Action::Finished(outcome) => return Next::Done(outcome),
+            Action::Task(task) => return Next::Task(task),
             _ => {}
         }
     }

@@ -166,7 +166,7 @@ impl DriverError {
                 }
                 _ => ErrorKind::ProtocolError,
             },
-            Cause::Core(CallError::Rpc { .. }) => ErrorKind::RpcError,
+            Cause::Core(CallError::Rpc { .. } | CallError::TaskRequired) => ErrorKind::RpcError,
             Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
             Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
             Cause::Content(ConvertError::Unsupported(_)) => ErrorKind::UnsupportedContent,
@@ -210,6 +210,10 @@ impl DriverError {
             Cause::Core(CallError::SessionExpired) => {
                 "the server ended the session before the call was sent".into()
             }
+            Cause::Core(CallError::TaskRequired) => "the server runs this tool only as a task, \
+                 and its binding does not say so (no task_support): run discovery (mcp-tools) \
+                 for this server again to refresh the binding; the tool did not run"
+                .into(),
             Cause::Core(e) => safe(&e.to_string()),
             Cause::Unreachable(m) | Cause::Refused(m) | Cause::Start { why: m, .. } => safe(m),
             Cause::Content(ConvertError::Unsupported(m) | ConvertError::Malformed(m)) => safe(m),

@@ -12,6 +12,7 @@ mod pages;
 mod probe;
 mod request;
 mod session;
+mod task;
 
 pub(crate) use call::{Asker, Calling, call};
 pub(crate) use error::{Cause, DriverError, Step, rpc_text, safe};

@@ -2,7 +2,7 @@
 //! exchange leaves behind, whatever ends it (success, error, timeout, cancel, drop).
 
 use brain_mcp_proto::client::handshake;
-use brain_mcp_proto::client::{Call, Framing, Identity};
+use brain_mcp_proto::client::{Call, Framing, Identity, Outgoing};
 use brain_mcp_proto::jsonrpc::RequestId;
 use tracing::Instrument;
 
@@ -49,6 +49,9 @@ impl Channel {
     }
 }
 
+/// Bytes read of the answer to a `tasks/cancel` sent while cleaning up.
+const TASK_CANCEL_BUDGET: usize = 64 * 1024;
+
 /// Ends what an exchange leaves behind when dropped, off the caller's path: the core's
 /// cancel for a request still in flight, then the end of the session (its `DELETE`, or
 /// the child that is the session), each bounded, in a task the client tracks.
@@ -59,6 +62,8 @@ pub(crate) struct Cleanup {
     framing: Framing,
     /// The request to cancel if the exchange ends before it is answered.
     pub(crate) in_flight: Option<RequestId>,
+    /// The `tasks/cancel` of a task still running, sent if the exchange ends first.
+    pub(crate) task: Option<Outgoing>,
     /// Whether the session is the exchange's to end.
     ends_session: bool,
     /// When the session opened (`initialize` answered), for its duration.
@@ -77,6 +82,7 @@ impl Cleanup {
             link,
             framing,
             in_flight: None,
+            task: None,
             ends_session,
             opened: None,
         }
@@ -90,7 +96,8 @@ impl Drop for Cleanup {
             .in_flight
             .take()
             .and_then(|id| Call::cancel_of(&self.framing, carrier, id));
-        if cancel.is_none() && !self.ends_session {
+        let task = self.task.take();
+        if cancel.is_none() && task.is_none() && !self.ends_session {
             return;
         }
         let link = self.link.clone();
@@ -102,6 +109,14 @@ impl Drop for Cleanup {
         // The exchanges are boxed where they run: the spawned future stays small, so
         // spawning it copies a few hundred bytes, not the exchanges' 4 KB, at each move.
         let work = async move {
+            if let Some(cancel) = task {
+                // A request: its answer says nothing the call still needs.
+                observe::task_cancel_sent();
+                let op = Operation::start(link.peer(), &framing, &cancel, None, || link.secrets());
+                let sent = Box::pin(link.request(cancel, TASK_CANCEL_BUDGET)).await;
+                op.end(None, || link.secrets());
+                drop(sent);
+            }
             if let Some(cancel) = cancel {
                 observe::cancel_sent();
                 let op = Operation::start(link.peer(), &framing, &cancel, None, || link.secrets());

@@ -112,6 +112,9 @@ fn binding_json(
     if let Some(endpoint) = endpoint {
         binding.insert("url".into(), json!(endpoint.url));
         binding.insert("mcp_tool".into(), json!(tool.name));
+        if let Some(support) = tool.task_support() {
+            binding.insert("task_support".into(), json!(support));
+        }
         if !endpoint.headers.is_empty() {
             let headers: Map<String, Value> = endpoint
                 .headers

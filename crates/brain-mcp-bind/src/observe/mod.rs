@@ -98,6 +98,11 @@ pub(crate) fn cancel_sent() {
     tracing::debug!(target: MCP_TARGET, "cancel sent for the request in flight");
 }
 
+/// Notes a `tasks/cancel` sent for a task still running when its call ended.
+pub(crate) fn task_cancel_sent() {
+    tracing::debug!(target: MCP_TARGET, "tasks/cancel sent for the task still running");
+}
+
 /// Notes on the current call span what the call reached: the remote tool and server.
 pub(crate) fn call_target(origin: &str, tool: &str) {
     let span = Span::current();

@@ -10,13 +10,15 @@ use crate::headers::{param_header_values_exact, param_headers};
 use crate::jsonrpc::{self, Inbound, RequestId};
 use crate::mcp::{CallToolResult, CancelledParams, InputRequiredResult, methods, parse};
 
-use super::call_wire::{ArgumentsView, CallParams, MetaView};
+use super::call_error::CallError;
+use super::call_wire::{ArgumentsView, CallParams, MetaView, TaskParam};
 use super::framing::Framing;
 use super::handshake;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::policy::{self, Reaction};
 use super::result::{check_result, read_result};
 use super::rpc_error::RpcError;
+use super::task::Task;
 
 pub use super::policy::Refusal;
 
@@ -45,6 +47,10 @@ pub struct CallRequest<'a> {
     /// The tool's input schema, whose `x-mcp-header` annotations name the arguments
     /// also sent as `Mcp-Param-*` headers in the 2026 era.
     pub input_schema: Option<&'a Value>,
+    /// Ask the server to run the call as a task (2025-11-25 `params.task`), with this
+    /// time to live in milliseconds when given: the answer may then be a
+    /// [`Action::Task`]. Ignored in the 2026 era.
+    pub task: Option<Option<u64>>,
 }
 
 impl<'a> CallRequest<'a> {
@@ -58,6 +64,7 @@ impl<'a> CallRequest<'a> {
             meta: None,
             raw_meta: &[],
             input_schema: None,
+            task: None,
         }
     }
 }
@@ -84,55 +91,6 @@ pub struct InputRequest {
     pub method: String,
     /// Its params, verbatim.
     pub params: Option<Box<RawValue>>,
-}
-
-/// Why a call ended without a result.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum CallError {
-    /// The server answered with a JSON-RPC error. `forget_era` is set when the answer says
-    /// the 2026-era framing is stale (-32022, -32020): forget the cached era.
-    Rpc {
-        /// The error.
-        error: RpcError,
-        /// Whether the cached era must be forgotten.
-        forget_era: bool,
-    },
-    /// The server asked for user input this client cannot give.
-    NeedsInput(String),
-    /// The server broke the protocol.
-    Protocol(String),
-    /// The session the call ran in is gone (a 404 to a request with a session id).
-    SessionExpired,
-    /// The server refused our credentials (401 or 403): it refused the request before
-    /// acting on it, so the tool did not run.
-    Unauthorized {
-        /// The HTTP status.
-        status: u16,
-        /// Its `WWW-Authenticate` challenge, as sent (redact it before showing it).
-        challenge: Option<String>,
-    },
-}
-
-impl CallError {
-    /// Whether the request this error answers was certainly not acted on: the server
-    /// refused it before the tool could run.
-    pub fn tool_did_not_run(&self) -> bool {
-        matches!(self, Self::Unauthorized { .. })
-    }
-}
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Rpc { error, .. } => write!(f, "the server answered with {error}"),
-            Self::NeedsInput(m) | Self::Protocol(m) => f.write_str(m),
-            Self::SessionExpired => f.write_str("the server ended the session during the call"),
-            Self::Unauthorized { status, .. } => {
-                write!(f, "the server refused the credentials ({status})")
-            }
-        }
-    }
 }
 
 /// What carries a call's messages. It decides how a call the caller stops waiting for is
@@ -179,6 +137,9 @@ pub enum Action {
     },
     /// The call is over: the result (raw, to convert) or why there is none.
     Finished(Result<CallToolResult, CallError>),
+    /// The server runs the call as a task (it was asked to): poll it for the outcome.
+    /// The call is over; the task goes on.
+    Task(Task),
 }
 
 /// The state of one call.
@@ -189,6 +150,8 @@ pub struct Call {
     id: RequestId,
     progress_token: RequestId,
     answers_input: bool,
+    /// Whether the call asked for a task, so a task is an answer.
+    asks_task: bool,
     actions: VecDeque<Action>,
     finished: bool,
     rounds: u32,
@@ -213,11 +176,12 @@ impl Call {
             Carrier::Http | Carrier::Process => RequestId::String(request.call_id.to_owned()),
         };
         let call = Self {
-            framing,
+            framing: framing.clone(),
             carrier,
             id: id.clone(),
             progress_token,
             answers_input: identity.answers_input(),
+            asks_task: request.task.is_some() && matches!(framing, Framing::Handshake { .. }),
             actions: VecDeque::new(),
             finished: false,
             rounds: 0,
@@ -252,6 +216,9 @@ impl Call {
             },
             meta: &meta,
             input_responses: round.map(|(answers, _)| answers),
+            task: self.asks_task.then(|| TaskParam {
+                ttl: request.task.flatten(),
+            }),
             request_state: round.and_then(|(_, state)| state),
         };
         let body = jsonrpc::encode_request(&id, methods::TOOLS_CALL, &params).unwrap_or_default();
@@ -332,15 +299,17 @@ impl Call {
 
     fn response(&mut self, message: Inbound) {
         match message {
-            // Read once, here: a final result reaches the driver typed and checked.
-            Inbound::Response { result, .. } => match read_result(&result) {
-                Ok(Some(found)) => {
-                    let checked = check_result(found, &self.framing);
-                    self.finish(checked);
+            Inbound::Response { result, .. } if self.asks_task => {
+                match Task::from_call_result(&result) {
+                    Some(Ok(task)) => {
+                        self.finished = true;
+                        self.actions.push_back(Action::Task(task));
+                    }
+                    Some(Err(e)) => self.finish(Err(e)),
+                    None => self.respond_with(&result),
                 }
-                Ok(None) => self.input_required(&result),
-                Err(e) => self.finish(Err(e)),
-            },
+            }
+            Inbound::Response { result, .. } => self.respond_with(&result),
             Inbound::Error {
                 code,
                 message,
@@ -355,6 +324,19 @@ impl Call {
                 self.finish(Err(self.rpc_error(error)));
             }
             _ => {}
+        }
+    }
+
+    /// A result for our request: read once, here, so a final result reaches the driver
+    /// typed and checked.
+    fn respond_with(&mut self, result: &RawValue) {
+        match read_result(result) {
+            Ok(Some(found)) => {
+                let checked = check_result(found, &self.framing);
+                self.finish(checked);
+            }
+            Ok(None) => self.input_required(result),
+            Err(e) => self.finish(Err(e)),
         }
     }
 

@@ -20,6 +20,15 @@ pub(super) struct CallParams<'a> {
     pub(super) input_responses: Option<&'a Map<String, Value>>,
     #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
     pub(super) request_state: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) task: Option<TaskParam>,
+}
+
+/// `params.task` (2025-11-25): run the call as a task, kept this long when given.
+#[derive(Serialize)]
+pub(super) struct TaskParam {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ttl: Option<u64>,
 }
 
 /// The arguments as a parsed object, or as the exact text the caller had.

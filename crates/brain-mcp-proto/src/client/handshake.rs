@@ -79,7 +79,7 @@ impl std::fmt::Display for HandshakeError {
     }
 }
 
-impl From<HandshakeError> for super::call::CallError {
+impl From<HandshakeError> for super::call_error::CallError {
     fn from(e: HandshakeError) -> Self {
         match e {
             HandshakeError::Refused(error) => Self::Rpc {

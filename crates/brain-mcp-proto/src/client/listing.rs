@@ -7,7 +7,7 @@ use crate::headers::param_headers;
 use crate::jsonrpc::{self, Inbound, RequestId};
 use crate::mcp::{ListToolsParams, ListToolsResult, Tool, methods, parse};
 
-use super::call::CallError;
+use super::call_error::CallError;
 use super::framing::Framing;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::policy::{self, Reaction};

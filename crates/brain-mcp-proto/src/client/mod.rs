@@ -29,6 +29,7 @@
 
 pub mod busy;
 mod call;
+mod call_error;
 mod call_wire;
 pub mod era;
 mod framing;
@@ -39,8 +40,10 @@ mod policy;
 mod result;
 mod rpc_error;
 pub mod stdio;
+pub mod task;
 
-pub use call::{Action, Call, CallError, CallRequest, Carrier, InputRequest, Progress, Refusal};
+pub use call::{Action, Call, CallRequest, Carrier, InputRequest, Progress, Refusal};
+pub use call_error::CallError;
 pub use era::Era;
 pub use framing::Framing;
 pub use outgoing::{Expect, Header, Identity, Outgoing};

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use crate::mcp::{CallToolResponse, CallToolResult};
 
-use super::call::CallError;
+use super::call_error::CallError;
 use super::framing::Framing;
 
 /// Reads the result of a `tools/call`: a final result, or `None` when the server needs

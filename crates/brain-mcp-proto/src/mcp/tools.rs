@@ -70,6 +70,16 @@ impl Tool {
             .unwrap_or(&self.name)
     }
 
+    /// `"optional"` or `"required"`: whether the tool may or must run as a task
+    /// (`execution.taskSupport`, 2025-11-25). `None` when it forbids tasks, says nothing,
+    /// or says something else.
+    pub fn task_support(&self) -> Option<&'static str> {
+        let support = self.execution.as_ref()?.get("taskSupport")?.as_str()?;
+        ["optional", "required"]
+            .into_iter()
+            .find(|known| *known == support)
+    }
+
     /// The input schema parsed as a [`Value`] (for header rules or validation).
     pub fn input_schema_value(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str(self.input_schema.get())

@@ -11,7 +11,7 @@ use super::rules;
 use super::schemas::{SchemaCache, SchemaRefusal, Shared};
 use super::suggest::suggest;
 use super::written::{Member, Written};
-use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint};
+use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint, TaskSupport};
 use crate::headers;
 use crate::oauth::OAuthConfig;
 use crate::url::EndpointUrl;
@@ -32,6 +32,7 @@ pub(crate) const BINDING_FIELDS: &[&str] = &[
     "headers",
     "oauth",
     "max_in_flight",
+    "task_support",
 ];
 
 /// Reports every key in `keys` not in `known`, with a suggestion when one is close, in
@@ -192,6 +193,7 @@ pub(crate) fn parse_binding(
             None
         }
     };
+    let task_support = fields.task_support(is_mcp);
     unknown_fields(object.keys(), path, BINDING_FIELDS, errors);
 
     if errors.len() > before {
@@ -203,6 +205,7 @@ pub(crate) fn parse_binding(
         Some(tool) => Endpoint::Mcp(McpEndpoint {
             url: endpoint_url?,
             tool: tool.to_owned(),
+            task_support: task_support?,
         }),
         None => Endpoint::Http(HttpEndpoint {
             url: endpoint_url,
@@ -254,6 +257,30 @@ impl<'a> Fields<'a, '_> {
                 if required {
                     self.error(key, "required field is missing");
                 }
+                None
+            }
+        }
+    }
+
+    /// `task_support`: `"optional"` or `"required"`, only on an MCP binding; absent means
+    /// the tool never runs as a task.
+    fn task_support(&mut self, is_mcp: bool) -> Option<TaskSupport> {
+        let text = match self.object.get("task_support") {
+            None => return Some(TaskSupport::Forbidden),
+            Some(member) => member.as_str(),
+        };
+        match text {
+            _ if !is_mcp => {
+                self.error(
+                    "task_support",
+                    "only allowed on an MCP binding (mcp_tool is set)",
+                );
+                None
+            }
+            Some("optional") => Some(TaskSupport::Optional),
+            Some("required") => Some(TaskSupport::Required),
+            _ => {
+                self.error("task_support", "must be \"optional\" or \"required\"");
                 None
             }
         }

@@ -5,6 +5,7 @@ mod era;
 mod handshake;
 mod listing;
 mod stdio;
+mod task;
 
 use serde_json::Value;
 

@@ -1,0 +1,325 @@
+//! Tasks: a `tools/call` the server runs on its own, which the client polls for.
+//!
+//! A call asks for a task (2025-11-25: `params.task`); the server answers with the task
+//! instead of the result. From then on every request is free of side effects and may be
+//! repeated: `tasks/get` for the status, at the server's poll interval held between a
+//! floor and a ceiling of ours; `tasks/result` for the outcome once the status is
+//! terminal (2025-11-25; in the 2026 extension the status carries it); `tasks/cancel` to
+//! stop it. A status message the client has not reported yet is news for the caller.
+//! Statuses are decisions; waiting, sending and the deadline are the driver's.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::{self, RequestId};
+use crate::text::cut;
+
+use super::call_error::CallError;
+use super::framing::Framing;
+use super::outgoing::{Expect, Identity, Outgoing};
+use super::result::read_result;
+use crate::mcp::{CallToolResult, ContentBlock};
+
+/// `tasks/get`.
+pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/result` (2025-11-25).
+pub const TASKS_RESULT: &str = "tasks/result";
+/// `tasks/cancel`.
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+
+/// The shortest wait between two polls, whatever the server asks.
+pub const POLL_FLOOR: Duration = Duration::from_millis(250);
+/// The longest wait between two polls, whatever the server asks (the call's deadline
+/// bounds the whole task anyway).
+pub const POLL_CEILING: Duration = Duration::from_secs(30);
+/// The wait when the server names none.
+pub const POLL_DEFAULT: Duration = Duration::from_secs(1);
+/// The most bytes of a status message passed on.
+pub const STATUS_MESSAGE_LIMIT: usize = 512;
+/// The most bytes of a task id kept: an id is echoed in every request.
+pub const TASK_ID_LIMIT: usize = 256;
+
+/// A task's status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// Still running.
+    Working,
+    /// Waiting for input from the client.
+    InputRequired,
+    /// Done: its result is ready.
+    Completed,
+    /// Done: it failed.
+    Failed,
+    /// Done: it was cancelled.
+    Cancelled,
+}
+
+/// What the driver does after a status.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Next {
+    /// Wait this long, then send [`Task::get`] again.
+    Poll(Duration),
+    /// The task ended: send [`Task::fetch`] for its outcome (2025-11-25).
+    Fetch,
+    /// The task waits for input this client does not give: cancel it and end the call.
+    InputRequired,
+    /// The call is over.
+    Finished(Result<CallToolResult, CallError>),
+}
+
+/// One task of a call.
+#[derive(Debug)]
+pub struct Task {
+    id: String,
+    status: Status,
+    interval: Duration,
+    message: Option<String>,
+    /// The last message handed out, so a repeated one is not news.
+    reported: Option<String>,
+    /// How many messages were handed out (the progress count).
+    news: u64,
+    /// The outcome carried by the status itself (the 2026 extension).
+    outcome: Option<Result<CallToolResult, CallError>>,
+}
+
+/// The members of a task status this client reads (2025-11-25 and the 2026 extension).
+#[derive(Deserialize)]
+struct Wire {
+    #[serde(rename = "taskId")]
+    task_id: String,
+    status: String,
+    #[serde(default, rename = "statusMessage")]
+    status_message: Option<String>,
+    #[serde(default, rename = "pollInterval")]
+    poll_interval: Option<Value>,
+    #[serde(default, rename = "pollIntervalMs")]
+    poll_interval_ms: Option<Value>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<Box<RawValue>>,
+}
+
+impl Task {
+    /// The task a `tools/call` answered with, if the answer is one: a 2025-11-25
+    /// `CreateTaskResult` (`{"task": {...}}`) or a 2026 `resultType: "task"`. `None` for
+    /// any other answer.
+    pub fn from_call_result(raw: &RawValue) -> Option<Result<Self, CallError>> {
+        #[derive(Deserialize)]
+        struct Outer<'a> {
+            #[serde(default, borrow)]
+            task: Option<&'a RawValue>,
+            #[serde(default, rename = "resultType")]
+            result_type: Option<String>,
+            #[serde(default)]
+            content: Option<&'a RawValue>,
+        }
+        let outer: Outer<'_> = serde_json::from_str(raw.get()).ok()?;
+        let status = match (outer.task, outer.result_type.as_deref(), outer.content) {
+            (Some(task), _, None) => task,
+            (_, Some("task"), _) => raw,
+            _ => return None,
+        };
+        Some(Self::read(status).map(|(task, _)| task))
+    }
+
+    /// Reads a status: the task it describes.
+    fn read(raw: &RawValue) -> Result<(Self, Status), CallError> {
+        let wire: Wire = serde_json::from_str(raw.get())
+            .map_err(|e| CallError::Protocol(format!("invalid task status: {e}")))?;
+        if wire.task_id.is_empty() || wire.task_id.len() > TASK_ID_LIMIT {
+            return Err(CallError::Protocol(format!(
+                "the task id is empty or longer than {TASK_ID_LIMIT} bytes"
+            )));
+        }
+        let status = match wire.status.as_str() {
+            "working" => Status::Working,
+            "input_required" => Status::InputRequired,
+            "completed" => Status::Completed,
+            "failed" => Status::Failed,
+            "cancelled" => Status::Cancelled,
+            other => {
+                return Err(CallError::Protocol(format!(
+                    "unknown task status {:?}",
+                    cut(other, 64)
+                )));
+            }
+        };
+        let millis = wire
+            .poll_interval_ms
+            .or(wire.poll_interval)
+            .as_ref()
+            .and_then(Value::as_f64);
+        let interval = millis.map_or(POLL_DEFAULT, |ms| {
+            // Checked to be finite and within the ceiling before the conversion.
+            if ms.is_finite() && ms > 0.0 {
+                Duration::from_millis(ms.min(POLL_CEILING.as_millis() as f64) as u64)
+            } else {
+                POLL_FLOOR
+            }
+        });
+        let outcome = match (&status, wire.result, wire.error) {
+            (Status::Completed, Some(result), _) => Some(read_result(&result).and_then(|r| {
+                r.ok_or_else(|| CallError::Protocol("a task's result asks for input".into()))
+            })),
+            (Status::Failed, _, Some(error)) => Some(Err(failed_with(&error))),
+            _ => None,
+        };
+        let message = wire
+            .status_message
+            .map(|m| cut(&m, STATUS_MESSAGE_LIMIT).into_owned());
+        let task = Self {
+            id: wire.task_id,
+            status: status.clone(),
+            interval: interval.clamp(POLL_FLOOR, POLL_CEILING),
+            message,
+            reported: None,
+            news: 0,
+            outcome,
+        };
+        Ok((task, status))
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The last status read.
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// What to do first, once the call answered with this task.
+    pub fn start(&mut self) -> Next {
+        self.next()
+    }
+
+    /// A `tasks/get` result: the task's new status, and what to do next. A status for
+    /// another task is the server's protocol error.
+    pub fn handle_status(&mut self, raw: &RawValue) -> Next {
+        match Self::read(raw) {
+            Ok((read, _)) if read.id != self.id => Next::Finished(Err(CallError::Protocol(
+                "the server answered tasks/get with another task's status".into(),
+            ))),
+            Ok((read, status)) => {
+                self.status = status;
+                self.interval = read.interval;
+                self.outcome = read.outcome;
+                if read.message.is_some() {
+                    self.message = read.message;
+                }
+                self.next()
+            }
+            Err(e) => Next::Finished(Err(e)),
+        }
+    }
+
+    fn next(&mut self) -> Next {
+        match self.status {
+            Status::Working => Next::Poll(self.interval),
+            Status::InputRequired => Next::InputRequired,
+            Status::Cancelled => Next::Finished(Err(CallError::Protocol(
+                "the server cancelled the task before it finished".into(),
+            ))),
+            Status::Completed | Status::Failed => match self.outcome.take() {
+                Some(outcome) => Next::Finished(outcome),
+                None => Next::Fetch,
+            },
+        }
+    }
+
+    /// A status message not handed out yet, with its count (a progress value that grows
+    /// with each one): each message is news once, however often it is read.
+    pub fn news(&mut self) -> Option<(u64, String)> {
+        let message = self.message.as_ref()?;
+        if self.reported.as_ref() == Some(message) {
+            return None;
+        }
+        self.reported = Some(message.clone());
+        self.news += 1;
+        Some((self.news, message.clone()))
+    }
+
+    /// The `tasks/get` request under `id` (free of side effects: it may be sent again).
+    pub fn get(&self, framing: &Framing, id: RequestId, identity: &Identity) -> Outgoing {
+        self.request(framing, TASKS_GET, id, identity, true)
+    }
+
+    /// The `tasks/result` request under `id` (2025-11-25): it is answered once the task is
+    /// terminal, with the call's result or its JSON-RPC error.
+    pub fn fetch(&self, framing: &Framing, id: RequestId, identity: &Identity) -> Outgoing {
+        self.request(framing, TASKS_RESULT, id, identity, true)
+    }
+
+    /// The `tasks/cancel` request under `id`.
+    pub fn cancel(&self, framing: &Framing, id: RequestId, identity: &Identity) -> Outgoing {
+        self.request(framing, TASKS_CANCEL, id, identity, false)
+    }
+
+    fn request(
+        &self,
+        framing: &Framing,
+        method: &'static str,
+        id: RequestId,
+        identity: &Identity,
+        idempotent: bool,
+    ) -> Outgoing {
+        let mut params = Map::new();
+        params.insert("taskId".into(), Value::String(self.id.clone()));
+        if let Framing::Stateless(_) = framing
+            && let Ok(meta) = serde_json::to_value(framing.meta(identity))
+        {
+            params.insert("_meta".into(), meta);
+        }
+        let body = jsonrpc::encode_request(&id, method, &params).unwrap_or_default();
+        let mut out = Outgoing::new(
+            method,
+            body,
+            framing.headers(method, Some(&self.id), Vec::new()),
+            Expect::Response(id),
+        );
+        out.idempotent = idempotent;
+        out
+    }
+}
+
+/// The call's outcome for a `tasks/result` answer: the result, read as a direct one.
+pub fn read_fetched(raw: &RawValue) -> Result<CallToolResult, CallError> {
+    read_result(raw)?.ok_or_else(|| CallError::Protocol("a task's result asks for input".into()))
+}
+
+/// A failed task's `error` (2026 extension): the same error a direct call would get.
+fn failed_with(error: &RawValue) -> CallError {
+    let body = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{}}}"#, error.get());
+    match super::rpc_error::RpcError::from_body(body.as_bytes()) {
+        Some(error) => CallError::Rpc {
+            error,
+            forget_era: false,
+        },
+        None => CallError::Protocol("a failed task's error is not a JSON-RPC error".into()),
+    }
+}
+
+/// Whether a direct call's answer says the tool runs only as a task: the JSON-RPC error
+/// of the 2026 extension (-32021), or of 2025-11-25 (-32601 or -32600 naming task
+/// augmentation), also when an SDK wrapped it in an error result's text.
+pub fn says_task_required(outcome: Result<&CallToolResult, &CallError>) -> bool {
+    const WORDS: &str = "task augmentation";
+    match outcome {
+        Err(CallError::Rpc { error, .. }) => {
+            error.code.0 == -32021
+                || (matches!(error.code.0, -32601 | -32600)
+                    && error.message.to_ascii_lowercase().contains(WORDS))
+        }
+        Ok(result) if result.failed() => result.content.iter().any(|block| {
+            matches!(block, ContentBlock::Text(t) if t.text.len() < 4096 && t.text.contains(WORDS))
+        }),
+        _ => false,
+    }
+}

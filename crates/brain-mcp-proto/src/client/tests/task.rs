@@ -1,0 +1,262 @@
+//! Tasks: every decision of the task loop, from the statuses a server sends.
+
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::{identity, json as parse, msg};
+use crate::client::task::{
+    Next, POLL_CEILING, POLL_DEFAULT, POLL_FLOOR, Status, TASK_ID_LIMIT, Task, says_task_required,
+};
+use crate::client::{Action, Call, CallError, CallRequest, Carrier, Framing, RpcError};
+use crate::jsonrpc::{ErrorCode, RequestId};
+use crate::mcp::CallToolResult;
+use crate::version::ProtocolVersion;
+
+fn raw(value: Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(&value).unwrap()
+}
+
+fn session() -> Framing {
+    Framing::Handshake {
+        session: Some("sid".into()),
+        version: Some(ProtocolVersion::V2025_11_25),
+    }
+}
+
+fn created(status: &str, interval: Value) -> Task {
+    let answer = json!({"task": {"taskId": "t-1", "status": status, "ttl": 60000,
+        "createdAt": "2026-01-01T00:00:00Z", "pollInterval": interval,
+        "statusMessage": "Gathering sources..."}});
+    Task::from_call_result(&raw(answer))
+        .expect("a task")
+        .expect("readable")
+}
+
+fn status(status: &str, message: Option<&str>) -> Box<RawValue> {
+    let mut value = json!({"taskId": "t-1", "status": status, "pollInterval": 500});
+    if let Some(message) = message {
+        value["statusMessage"] = json!(message);
+    }
+    raw(value)
+}
+
+#[test]
+fn a_call_that_asks_gets_its_task_and_one_that_does_not_gets_a_result() {
+    let args = Map::new();
+    let mut request = CallRequest::new("research", &args, "c-1");
+    request.task = Some(Some(60_000));
+    let (mut call, out) = Call::start(
+        session(),
+        Carrier::Http,
+        RequestId::Number(3),
+        &request,
+        &identity(),
+    );
+    assert_eq!(parse(&out.body)["params"]["task"], json!({"ttl": 60000}));
+    call.handle(msg(
+        r#"{"jsonrpc":"2.0","id":3,"result":{"task":{"taskId":"t-1","status":"working"}}}"#,
+    ));
+    let actions: Vec<Action> = std::iter::from_fn(|| call.poll()).collect();
+    assert!(
+        matches!(&actions[..], [Action::Task(task)] if task.id() == "t-1"),
+        "{actions:?}"
+    );
+    // Not asked: no `task` param, and an answer is read as a result.
+    let request = CallRequest::new("research", &args, "c-2");
+    let (mut call, out) = Call::start(
+        session(),
+        Carrier::Http,
+        RequestId::Number(4),
+        &request,
+        &identity(),
+    );
+    assert!(parse(&out.body)["params"].get("task").is_none());
+    call.handle(msg(r#"{"jsonrpc":"2.0","id":4,"result":{"content":[]}}"#));
+    assert!(matches!(call.poll(), Some(Action::Finished(Ok(_)))));
+    // The 2026 era asks through the extension, not the param.
+    let mut request = CallRequest::new("research", &args, "c-3");
+    request.task = Some(None);
+    let stateless = Framing::Stateless(ProtocolVersion::V2026_07_28);
+    let (_, out) = Call::start(
+        stateless,
+        Carrier::Http,
+        RequestId::Number(5),
+        &request,
+        &identity(),
+    );
+    assert!(parse(&out.body)["params"].get("task").is_none());
+}
+
+#[test]
+fn polls_at_the_servers_interval_held_between_floor_and_ceiling() {
+    let wait = |interval: Value| match created("working", interval).start() {
+        Next::Poll(wait) => wait,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(wait(json!(1500)), Duration::from_millis(1500));
+    assert_eq!(wait(json!(0)), POLL_FLOOR);
+    assert_eq!(wait(json!(-5)), POLL_FLOOR);
+    assert_eq!(wait(json!(3_600_000)), POLL_CEILING);
+    assert_eq!(wait(json!(1e300)), POLL_CEILING);
+    assert_eq!(wait(json!("soon")), POLL_DEFAULT);
+    assert_eq!(wait(Value::Null), POLL_DEFAULT);
+}
+
+#[test]
+fn each_status_decides_the_next_step() {
+    let mut task = created("working", json!(1000));
+    assert!(
+        matches!(task.handle_status(&status("working", None)), Next::Poll(d) if d == Duration::from_millis(500))
+    );
+    assert!(matches!(
+        task.handle_status(&status("input_required", None)),
+        Next::InputRequired
+    ));
+    assert!(matches!(
+        task.handle_status(&status("completed", None)),
+        Next::Fetch
+    ));
+    assert_eq!(task.status(), &Status::Completed);
+    assert!(matches!(
+        task.handle_status(&status("failed", None)),
+        Next::Fetch
+    ));
+    let cancelled = task.handle_status(&status("cancelled", None));
+    assert!(
+        matches!(cancelled, Next::Finished(Err(CallError::Protocol(_)))),
+        "{cancelled:?}"
+    );
+    // Another task's status, an unknown status, garbage: the server's protocol error.
+    let other = raw(json!({"taskId": "t-2", "status": "working"}));
+    assert!(matches!(
+        task.handle_status(&other),
+        Next::Finished(Err(CallError::Protocol(_)))
+    ));
+    let odd = raw(json!({"taskId": "t-1", "status": "sleeping"}));
+    assert!(matches!(
+        task.handle_status(&odd),
+        Next::Finished(Err(CallError::Protocol(_)))
+    ));
+    let garbage = raw(json!({"status": "working"}));
+    assert!(matches!(
+        task.handle_status(&garbage),
+        Next::Finished(Err(CallError::Protocol(_)))
+    ));
+}
+
+#[test]
+fn the_2026_extension_carries_the_outcome_in_the_status() {
+    let created = raw(
+        json!({"resultType": "task", "taskId": "t-9", "status": "working",
+        "pollIntervalMs": 2000, "ttlMs": null}),
+    );
+    let mut task = Task::from_call_result(&created).unwrap().unwrap();
+    assert!(matches!(task.start(), Next::Poll(d) if d == Duration::from_secs(2)));
+    let done = raw(json!({"taskId": "t-9", "status": "completed",
+        "result": {"content": [{"type": "text", "text": "done"}], "resultType": "complete"}}));
+    match task.handle_status(&done) {
+        Next::Finished(Ok(result)) => assert_eq!(result.content.len(), 1),
+        other => panic!("{other:?}"),
+    }
+    let failed = raw(json!({"taskId": "t-9", "status": "failed",
+        "error": {"code": -32603, "message": "it broke"}}));
+    match task.handle_status(&failed) {
+        Next::Finished(Err(CallError::Rpc { error, .. })) => {
+            assert_eq!(error.code, ErrorCode(-32603));
+            assert_eq!(error.message, "it broke");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_status_message_is_news_once_and_bounded() {
+    let mut task = created("working", json!(1000));
+    assert_eq!(task.news(), Some((1, "Gathering sources...".to_owned())));
+    assert_eq!(task.news(), None);
+    task.handle_status(&status("working", Some("Gathering sources...")));
+    assert_eq!(task.news(), None, "the same message again is no news");
+    task.handle_status(&status("working", None));
+    assert_eq!(task.news(), None, "no message keeps the last one");
+    let long = "x".repeat(10_000);
+    task.handle_status(&status("working", Some(&long)));
+    let (count, message) = task.news().unwrap();
+    assert_eq!(count, 2);
+    assert!(message.len() <= 512 + 16, "{}", message.len());
+}
+
+#[test]
+fn task_requests_name_the_task_and_only_polls_are_repeatable() {
+    let task = created("working", json!(1000));
+    let get = task.get(&session(), RequestId::Number(8), &identity());
+    assert_eq!(get.method, "tasks/get");
+    assert!(get.idempotent);
+    assert_eq!(parse(&get.body)["params"], json!({"taskId": "t-1"}));
+    let fetch = task.fetch(&session(), RequestId::Number(9), &identity());
+    assert_eq!((fetch.method, fetch.idempotent), ("tasks/result", true));
+    let cancel = task.cancel(&session(), RequestId::Number(10), &identity());
+    assert_eq!((cancel.method, cancel.idempotent), ("tasks/cancel", false));
+    // 2026: Mcp-Name carries the task id, `_meta` the request's protocol fields.
+    let stateless = Framing::Stateless(ProtocolVersion::V2026_07_28);
+    let get = task.get(&stateless, RequestId::Number(11), &identity());
+    let names: Vec<(String, String)> = get
+        .headers
+        .iter()
+        .map(|h| (h.name.to_string(), h.value.to_string()))
+        .collect();
+    assert!(
+        names.contains(&("mcp-name".into(), "t-1".into())),
+        "{names:?}"
+    );
+    let body = parse(&get.body);
+    assert_eq!(
+        body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+}
+
+#[test]
+fn an_oversized_or_empty_task_id_is_refused() {
+    for id in [String::new(), "x".repeat(TASK_ID_LIMIT + 1)] {
+        let answer = raw(json!({"task": {"taskId": id, "status": "working"}}));
+        assert!(matches!(
+            Task::from_call_result(&answer),
+            Some(Err(CallError::Protocol(_)))
+        ));
+    }
+    // A result with content is a result, whatever else it holds.
+    let result = raw(json!({"content": [], "task": {"taskId": "t", "status": "working"}}));
+    assert!(Task::from_call_result(&result).is_none());
+}
+
+#[test]
+fn the_answers_that_say_a_task_is_required() {
+    let rpc = |code: i64, message: &str| CallError::Rpc {
+        error: RpcError::new(ErrorCode(code), message),
+        forget_era: false,
+    };
+    assert!(says_task_required(Err(&rpc(-32021, "missing extension"))));
+    assert!(says_task_required(Err(&rpc(
+        -32601,
+        "Tool x requires task augmentation"
+    ))));
+    assert!(says_task_required(Err(&rpc(
+        -32600,
+        "requires Task Augmentation"
+    ))));
+    assert!(!says_task_required(Err(&rpc(-32601, "Method not found"))));
+    assert!(!says_task_required(Err(&rpc(-32603, "task augmentation"))));
+    let wrapped: CallToolResult = serde_json::from_value(json!({"isError": true, "content": [
+        {"type": "text", "text": "MCP error -32601: Tool x requires task augmentation (taskSupport: 'required')"}]}))
+    .unwrap();
+    assert!(says_task_required(Ok(&wrapped)));
+    let fine: CallToolResult = serde_json::from_value(json!({"content": [
+        {"type": "text", "text": "requires task augmentation"}]}))
+    .unwrap();
+    assert!(
+        !says_task_required(Ok(&fine)),
+        "only an error result says so"
+    );
+}
