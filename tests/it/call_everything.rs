@@ -6,9 +6,7 @@ use brain_mcp_bind::discover::{self, Request};
 use brain_tests::peers::{Peer, PeerKind};
 use serde_json::{Value, json};
 
-use crate::call_support::{
-    Harness, TENANT, assert_failure, call, discovered, progress, success, tool_error,
-};
+use crate::call_support::{Harness, TENANT, assert_failure, call, discovered, progress, success};
 
 fn start() -> Peer {
     Peer::start(PeerKind::Everything).expect("start server-everything")
@@ -133,7 +131,7 @@ async fn long_running_operation_streams_progress_in_order() {
 }
 
 #[tokio::test]
-async fn resources_are_unsupported_and_task_tools_fail_cleanly() {
+async fn resources_are_unsupported() {
     let peer = start();
     let h = Harness::new();
     let tools = [
@@ -159,14 +157,6 @@ async fn resources_are_unsupported_and_task_tools_fail_cleanly() {
     let message = assert_failure(&out.result, "unsupported_content", true);
     assert!(message.contains("resource"), "{message}");
 
-    // The tool requires task augmentation, which Brain never requests: the server answers
-    // with its own isError result, so this is the tool's error, not Brain's.
-    let args = json!({"topic": "mcp", "ambiguous": false});
-    let out = call(&h, &get("simulate-research-query"), "c-research", args).await;
-    let content = out.result["content"].clone();
-    let text = content[0]["text"].as_str().expect("a text block");
-    assert!(text.contains("requires task augmentation"), "{text}");
-    assert_eq!(out.result, tool_error("c-research", content));
     h.flush().await;
 }
 

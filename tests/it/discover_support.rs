@@ -117,6 +117,8 @@ pub(crate) struct ListedTool {
     pub(crate) description: Option<String>,
     pub(crate) input_schema: String,
     pub(crate) output_schema: Option<String>,
+    /// `execution.taskSupport` when it lets the tool run as a task.
+    pub(crate) task_support: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -146,6 +148,8 @@ struct RawTool<'a> {
     input_schema: &'a RawValue,
     #[serde(borrow, rename = "outputSchema")]
     output_schema: Option<&'a RawValue>,
+    #[serde(default)]
+    execution: Option<Value>,
 }
 
 /// The tool list captured from a peer (`crates/brain-mcp-proto/tests/fixtures/<peer>/<file>`),
@@ -169,11 +173,19 @@ pub(crate) fn fixture_tools(peer: &str, file: &str) -> Vec<ListedTool> {
             continue;
         };
         let page: RawPage<'_> = serde_json::from_str(result.get()).expect("a tools/list result");
-        tools.extend(page.tools.into_iter().map(|t| ListedTool {
-            name: t.name,
-            description: t.description,
-            input_schema: t.input_schema.get().to_owned(),
-            output_schema: t.output_schema.map(|s| s.get().to_owned()),
+        tools.extend(page.tools.into_iter().map(|t| {
+            ListedTool {
+                name: t.name,
+                description: t.description,
+                input_schema: t.input_schema.get().to_owned(),
+                output_schema: t.output_schema.map(|s| s.get().to_owned()),
+                task_support: t
+                    .execution
+                    .as_ref()
+                    .and_then(|e| e["taskSupport"].as_str())
+                    .filter(|s| matches!(*s, "optional" | "required"))
+                    .map(str::to_owned),
+            }
         }));
     }
     assert!(!tools.is_empty(), "{} lists no tools", path.display());
@@ -187,10 +199,15 @@ pub(crate) fn assert_bindings(stdout: &str, listed: &[ListedTool], url: &str) {
     assert_eq!(bindings.len(), listed.len(), "one binding per named tool");
     for (b, tool) in bindings.iter().zip(listed) {
         let name = &tool.name;
+        let mut keys = expected_keys(false, tool.output_schema.is_some());
+        if tool.task_support.is_some() {
+            keys.push("task_support");
+        }
+        assert_eq!(b.keys(), keys, "key order of {name}");
         assert_eq!(
-            b.keys(),
-            expected_keys(false, tool.output_schema.is_some()),
-            "key order of {name}"
+            b.value("task_support"),
+            tool.task_support.as_ref().map(|s| json!(s)),
+            "task_support of {name}"
         );
         assert_eq!(b.value("name"), Some(json!(name)));
         assert_eq!(b.value("mcp_tool"), Some(json!(name)));

@@ -41,6 +41,7 @@ mod hostile_programs;
 mod hostile_review;
 mod hostile_secrets;
 mod hostile_support;
+mod hostile_tasks;
 mod observability;
 mod redteam2_http;
 mod redteam2_programs;

@@ -146,6 +146,22 @@ impl<'a> ProgressReporter<'a> {
         });
         true
     }
+
+    /// Reports one more step of work with `message`, whatever was reported before: the
+    /// progress is the next whole number above the last one (1 when there was none). For
+    /// work whose steps have no numbers of their own (a task's status messages).
+    pub fn advance(&self, message: String) -> bool {
+        let next = {
+            let last = self
+                .last
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Finite (only finite values are kept) and floored before the cast, which
+            // saturates; a negative last step starts at 1.
+            last.map_or(1, |last| (last.max(0.0).floor() as u64).saturating_add(1))
+        };
+        self.report(ExactNumber::from(next), None, Some(message))
+    }
 }
 
 impl fmt::Debug for ProgressReporter<'_> {
@@ -389,4 +405,38 @@ impl ToolFailure {
 pub trait ToolExecutor: Send + Sync {
     /// Performs one call.
     async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure>;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[test]
+    fn advancing_goes_on_from_any_progress_reported_before() {
+        let seen = Mutex::new(Vec::new());
+        let sink = |event: ProgressEvent| seen.lock().unwrap().push(event);
+        let reporter = ProgressReporter::new("c1", &sink);
+        assert!(reporter.advance("first".into()));
+        assert!(reporter.report(ExactNumber::try_from(2.5).unwrap(), None, None));
+        assert!(reporter.advance("after 2.5".into()));
+        assert!(reporter.report(ExactNumber::from(40_u64), None, None));
+        assert!(reporter.advance("after 40".into()));
+        let seen = seen.into_inner().unwrap();
+        let shown: Vec<(String, Option<String>)> = seen
+            .into_iter()
+            .map(|e| (e.progress.to_string(), e.message))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("1".into(), Some("first".into())),
+                ("2.5".into(), None),
+                ("3".into(), Some("after 2.5".into())),
+                ("40".into(), None),
+                ("41".into(), Some("after 40".into())),
+            ]
+        );
+    }
 }

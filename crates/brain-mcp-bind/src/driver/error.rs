@@ -21,6 +21,9 @@ pub(crate) enum Step {
     List(usize),
     /// The `tools/call` itself.
     Call,
+    /// Following the task a `tools/call` started (`tasks/get`, `tasks/result`): the tool
+    /// runs whatever happens to these requests.
+    Task,
 }
 
 /// Why a step failed.
@@ -122,9 +125,10 @@ impl DriverError {
     /// Whether the tool may have run: only once `tools/call` may have reached the server,
     /// and not when the server refused it before acting.
     fn may_have_run(&self) -> bool {
-        self.step == Step::Call
-            && self.delivery() != Delivery::NotSent
-            && !matches!(&self.cause, Cause::Core(e) if e.tool_did_not_run())
+        self.step == Step::Task
+            || (self.step == Step::Call
+                && self.delivery() != Delivery::NotSent
+                && !matches!(&self.cause, Cause::Core(e) if e.tool_did_not_run()))
     }
 
     /// The Brain failure: its kind, `unknown_outcome`, and a message with every secret of
@@ -140,7 +144,7 @@ impl DriverError {
     }
 
     fn kind(&self) -> ErrorKind {
-        let before_call = self.step != Step::Call;
+        let before_call = !matches!(self.step, Step::Call | Step::Task);
         match &self.cause {
             Cause::Link(e) if *e.kind() == TransportKind::Authorization => {
                 ErrorKind::AuthorizationFailed
@@ -247,6 +251,7 @@ impl DriverError {
             Step::Handshake => "initialize".into(),
             Step::List(page) => format!("tools/list (page {page})"),
             Step::Call => "tools/call".into(),
+            Step::Task => "following the task (tasks/get, tasks/result)".into(),
         }
     }
 }

@@ -26,8 +26,20 @@ pub(crate) async fn request(
     out: Outgoing,
     step: Step,
 ) -> Result<(Box<RawValue>, Option<String>), DriverError> {
+    request_reading(link, framing, out, step, CONTROL_BUDGET).await
+}
+
+/// [`request`] whose response may take `budget` bytes (a task's status or result: the
+/// call's own read budget).
+pub(crate) async fn request_reading(
+    link: &Link,
+    framing: &Framing,
+    out: Outgoing,
+    step: Step,
+    budget: usize,
+) -> Result<(Box<RawValue>, Option<String>), DriverError> {
     let op = Operation::start(link.peer(), framing, &out, None, || link.secrets());
-    let result = exchange(link, framing, out, step)
+    let result = exchange(link, framing, out, step, budget)
         .instrument(op.span())
         .await;
     op.end(result.as_ref().err().map(DriverError::failure), || {
@@ -41,6 +53,7 @@ async fn exchange(
     framing: &Framing,
     out: Outgoing,
     step: Step,
+    budget: usize,
 ) -> Result<(Box<RawValue>, Option<String>), DriverError> {
     let Expect::Response(id) = out.expect.clone() else {
         let error = CallError::Protocol("a request without an id cannot be answered".into());
@@ -55,7 +68,7 @@ async fn exchange(
     let mut resends = 0;
     let mut replies = loop {
         let idempotent = out.idempotent;
-        match link.request(out.clone(), CONTROL_BUDGET).await {
+        match link.request(out.clone(), budget).await {
             Ok(replies) => break replies,
             Err(e) => {
                 // A busy server's Retry-After, for a request safe to send again.

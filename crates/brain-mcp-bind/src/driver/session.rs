@@ -49,9 +49,6 @@ impl Channel {
     }
 }
 
-/// Bytes read of the answer to a `tasks/cancel` sent while cleaning up.
-const TASK_CANCEL_BUDGET: usize = 64 * 1024;
-
 /// Ends what an exchange leaves behind when dropped, off the caller's path: the core's
 /// cancel for a request still in flight, then the end of the session (its `DELETE`, or
 /// the child that is the session), each bounded, in a task the client tracks.
@@ -110,12 +107,12 @@ impl Drop for Cleanup {
         // spawning it copies a few hundred bytes, not the exchanges' 4 KB, at each move.
         let work = async move {
             if let Some(cancel) = task {
-                // A request: its answer says nothing the call still needs.
+                // Sent like a notification (bounded, its answer unread): nothing in the
+                // answer matters once the call is over.
                 observe::task_cancel_sent();
                 let op = Operation::start(link.peer(), &framing, &cancel, None, || link.secrets());
-                let sent = Box::pin(link.request(cancel, TASK_CANCEL_BUDGET)).await;
+                Box::pin(link.notify(cancel)).instrument(op.span()).await;
                 op.end(None, || link.secrets());
-                drop(sent);
             }
             if let Some(cancel) = cancel {
                 observe::cancel_sent();

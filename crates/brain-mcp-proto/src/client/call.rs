@@ -300,7 +300,7 @@ impl Call {
     fn response(&mut self, message: Inbound) {
         match message {
             Inbound::Response { result, .. } if self.asks_task => {
-                match Task::from_call_result(&result) {
+                match Task::from_call_result(&result, &self.framing) {
                     Some(Ok(task)) => {
                         self.finished = true;
                         self.actions.push_back(Action::Task(task));

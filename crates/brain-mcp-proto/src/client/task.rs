@@ -20,9 +20,11 @@ use crate::text::cut;
 use super::call_error::CallError;
 use super::framing::Framing;
 use super::outgoing::{Expect, Identity, Outgoing};
-use super::result::read_result;
+use super::result::{check_result, read_result};
 use crate::mcp::{CallToolResult, ContentBlock};
 
+/// The 2026 tasks extension's name.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `tasks/get`.
 pub const TASKS_GET: &str = "tasks/get";
 /// `tasks/result` (2025-11-25).
@@ -81,10 +83,10 @@ pub struct Task {
     message: Option<String>,
     /// The last message handed out, so a repeated one is not news.
     reported: Option<String>,
-    /// How many messages were handed out (the progress count).
-    news: u64,
     /// The outcome carried by the status itself (the 2026 extension).
     outcome: Option<Result<CallToolResult, CallError>>,
+    /// The call's framing: a task's result keeps the rules of the era it came in.
+    framing: Framing,
 }
 
 /// The members of a task status this client reads (2025-11-25 and the 2026 extension).
@@ -109,7 +111,7 @@ impl Task {
     /// The task a `tools/call` answered with, if the answer is one: a 2025-11-25
     /// `CreateTaskResult` (`{"task": {...}}`) or a 2026 `resultType: "task"`. `None` for
     /// any other answer.
-    pub fn from_call_result(raw: &RawValue) -> Option<Result<Self, CallError>> {
+    pub fn from_call_result(raw: &RawValue, framing: &Framing) -> Option<Result<Self, CallError>> {
         #[derive(Deserialize)]
         struct Outer<'a> {
             #[serde(default, borrow)]
@@ -125,11 +127,11 @@ impl Task {
             (_, Some("task"), _) => raw,
             _ => return None,
         };
-        Some(Self::read(status).map(|(task, _)| task))
+        Some(Self::read(status, framing).map(|(task, _)| task))
     }
 
     /// Reads a status: the task it describes.
-    fn read(raw: &RawValue) -> Result<(Self, Status), CallError> {
+    fn read(raw: &RawValue, framing: &Framing) -> Result<(Self, Status), CallError> {
         let wire: Wire = serde_json::from_str(raw.get())
             .map_err(|e| CallError::Protocol(format!("invalid task status: {e}")))?;
         if wire.task_id.is_empty() || wire.task_id.len() > TASK_ID_LIMIT {
@@ -164,9 +166,7 @@ impl Task {
             }
         });
         let outcome = match (&status, wire.result, wire.error) {
-            (Status::Completed, Some(result), _) => Some(read_result(&result).and_then(|r| {
-                r.ok_or_else(|| CallError::Protocol("a task's result asks for input".into()))
-            })),
+            (Status::Completed, Some(result), _) => Some(fetched(&result, framing)),
             (Status::Failed, _, Some(error)) => Some(Err(failed_with(&error))),
             _ => None,
         };
@@ -179,8 +179,8 @@ impl Task {
             interval: interval.clamp(POLL_FLOOR, POLL_CEILING),
             message,
             reported: None,
-            news: 0,
             outcome,
+            framing: framing.clone(),
         };
         Ok((task, status))
     }
@@ -203,7 +203,7 @@ impl Task {
     /// A `tasks/get` result: the task's new status, and what to do next. A status for
     /// another task is the server's protocol error.
     pub fn handle_status(&mut self, raw: &RawValue) -> Next {
-        match Self::read(raw) {
+        match Self::read(raw, &self.framing) {
             Ok((read, _)) if read.id != self.id => Next::Finished(Err(CallError::Protocol(
                 "the server answered tasks/get with another task's status".into(),
             ))),
@@ -234,16 +234,30 @@ impl Task {
         }
     }
 
-    /// A status message not handed out yet, with its count (a progress value that grows
-    /// with each one): each message is news once, however often it is read.
-    pub fn news(&mut self) -> Option<(u64, String)> {
+    /// A status message not handed out yet: each message is news once, however often it
+    /// is read.
+    pub fn news(&mut self) -> Option<String> {
         let message = self.message.as_ref()?;
         if self.reported.as_ref() == Some(message) {
             return None;
         }
         self.reported = Some(message.clone());
-        self.news += 1;
-        Some((self.news, message.clone()))
+        Some(message.clone())
+    }
+
+    /// Whether the last status read ends the task on the server's side (nothing left to
+    /// cancel).
+    pub fn ended(&self) -> bool {
+        matches!(
+            self.status,
+            Status::Completed | Status::Failed | Status::Cancelled
+        )
+    }
+
+    /// The call's outcome from a `tasks/result` answer, read and checked as a direct
+    /// result is.
+    pub fn read_fetched(&self, raw: &RawValue) -> Result<CallToolResult, CallError> {
+        fetched(raw, &self.framing)
     }
 
     /// The `tasks/get` request under `id` (free of side effects: it may be sent again).
@@ -289,9 +303,11 @@ impl Task {
     }
 }
 
-/// The call's outcome for a `tasks/result` answer: the result, read as a direct one.
-pub fn read_fetched(raw: &RawValue) -> Result<CallToolResult, CallError> {
-    read_result(raw)?.ok_or_else(|| CallError::Protocol("a task's result asks for input".into()))
+/// A task's result, read and checked against the rules of its era as a direct one is.
+fn fetched(raw: &RawValue, framing: &Framing) -> Result<CallToolResult, CallError> {
+    let result = read_result(raw)?
+        .ok_or_else(|| CallError::Protocol("a task's result asks for input".into()))?;
+    check_result(result, framing)
 }
 
 /// A failed task's `error` (2026 extension): the same error a direct call would get.
@@ -307,13 +323,15 @@ fn failed_with(error: &RawValue) -> CallError {
 }
 
 /// Whether a direct call's answer says the tool runs only as a task: the JSON-RPC error
-/// of the 2026 extension (-32021), or of 2025-11-25 (-32601 or -32600 naming task
+/// of the 2026 extension (-32021 naming the extension in its data), or of 2025-11-25 (-32601 or -32600 naming task
 /// augmentation), also when an SDK wrapped it in an error result's text.
 pub fn says_task_required(outcome: Result<&CallToolResult, &CallError>) -> bool {
     const WORDS: &str = "task augmentation";
     match outcome {
         Err(CallError::Rpc { error, .. }) => {
-            error.code.0 == -32021
+            // -32021 names every missing capability; only the tasks extension is ours.
+            (error.code.0 == -32021
+                && error.data_text().is_some_and(|d| d.contains(TASKS_EXTENSION)))
                 || (matches!(error.code.0, -32601 | -32600)
                     && error.message.to_ascii_lowercase().contains(WORDS))
         }

@@ -459,7 +459,7 @@ fn unknown_fields_get_suggestions() {
     assert_eq!(
         one_error(with(mcp("x"), "colour", json!("red"))),
         "tools[1].colour: unknown field; expected one of: name, description, input_schema, url, \
-         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight"
+         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight, task_support"
     );
 }
 
@@ -486,7 +486,7 @@ fn all_errors_are_reported_at_once() {
          tools[0].tenants: must not be empty: list the tenants allowed to call the tool\n\
          tools[0].timeout_seconds: must be between 1 and 86400\n\
          tools[0].timout: unknown field; expected one of: name, description, input_schema, url, \
-         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight\n\
+         mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight, task_support\n\
          tools[1].max_output_bytes: must be between 1 and 67108864\n\
          extra: unknown field; expected one of: tools, allow_private_auth_destinations"
     );
@@ -578,6 +578,7 @@ mod oauth;
 mod properties;
 mod schema_text;
 mod streamed;
+mod task_support;
 
 #[test]
 fn a_url_named_by_many_bindings_is_checked_for_each() {

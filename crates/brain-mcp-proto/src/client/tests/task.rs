@@ -29,7 +29,7 @@ fn created(status: &str, interval: Value) -> Task {
     let answer = json!({"task": {"taskId": "t-1", "status": status, "ttl": 60000,
         "createdAt": "2026-01-01T00:00:00Z", "pollInterval": interval,
         "statusMessage": "Gathering sources..."}});
-    Task::from_call_result(&raw(answer))
+    Task::from_call_result(&raw(answer), &session())
         .expect("a task")
         .expect("readable")
 }
@@ -152,7 +152,10 @@ fn the_2026_extension_carries_the_outcome_in_the_status() {
         json!({"resultType": "task", "taskId": "t-9", "status": "working",
         "pollIntervalMs": 2000, "ttlMs": null}),
     );
-    let mut task = Task::from_call_result(&created).unwrap().unwrap();
+    let mut task =
+        Task::from_call_result(&created, &Framing::Stateless(ProtocolVersion::V2026_07_28))
+            .unwrap()
+            .unwrap();
     assert!(matches!(task.start(), Next::Poll(d) if d == Duration::from_secs(2)));
     let done = raw(json!({"taskId": "t-9", "status": "completed",
         "result": {"content": [{"type": "text", "text": "done"}], "resultType": "complete"}}));
@@ -174,7 +177,7 @@ fn the_2026_extension_carries_the_outcome_in_the_status() {
 #[test]
 fn a_status_message_is_news_once_and_bounded() {
     let mut task = created("working", json!(1000));
-    assert_eq!(task.news(), Some((1, "Gathering sources...".to_owned())));
+    assert_eq!(task.news().as_deref(), Some("Gathering sources..."));
     assert_eq!(task.news(), None);
     task.handle_status(&status("working", Some("Gathering sources...")));
     assert_eq!(task.news(), None, "the same message again is no news");
@@ -182,8 +185,7 @@ fn a_status_message_is_news_once_and_bounded() {
     assert_eq!(task.news(), None, "no message keeps the last one");
     let long = "x".repeat(10_000);
     task.handle_status(&status("working", Some(&long)));
-    let (count, message) = task.news().unwrap();
-    assert_eq!(count, 2);
+    let message = task.news().unwrap();
     assert!(message.len() <= 512 + 16, "{}", message.len());
 }
 
@@ -222,13 +224,13 @@ fn an_oversized_or_empty_task_id_is_refused() {
     for id in [String::new(), "x".repeat(TASK_ID_LIMIT + 1)] {
         let answer = raw(json!({"task": {"taskId": id, "status": "working"}}));
         assert!(matches!(
-            Task::from_call_result(&answer),
+            Task::from_call_result(&answer, &session()),
             Some(Err(CallError::Protocol(_)))
         ));
     }
     // A result with content is a result, whatever else it holds.
     let result = raw(json!({"content": [], "task": {"taskId": "t", "status": "working"}}));
-    assert!(Task::from_call_result(&result).is_none());
+    assert!(Task::from_call_result(&result, &session()).is_none());
 }
 
 #[test]
@@ -237,7 +239,22 @@ fn the_answers_that_say_a_task_is_required() {
         error: RpcError::new(ErrorCode(code), message),
         forget_era: false,
     };
-    assert!(says_task_required(Err(&rpc(-32021, "missing extension"))));
+    let missing = |data: Value| CallError::Rpc {
+        error: RpcError {
+            data: Some(raw(data)),
+            ..RpcError::new(ErrorCode(-32021), "missing capability")
+        },
+        forget_era: false,
+    };
+    let tasks =
+        json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    assert!(says_task_required(Err(&missing(tasks))));
+    let elicitation = json!({"requiredCapabilities": {"elicitation": {}}});
+    assert!(
+        !says_task_required(Err(&missing(elicitation))),
+        "another capability"
+    );
+    assert!(!says_task_required(Err(&rpc(-32021, "missing capability"))));
     assert!(says_task_required(Err(&rpc(
         -32601,
         "Tool x requires task augmentation"
@@ -259,4 +276,27 @@ fn the_answers_that_say_a_task_is_required() {
         !says_task_required(Ok(&fine)),
         "only an error result says so"
     );
+}
+
+#[test]
+fn a_fetched_result_keeps_the_rules_of_its_era() {
+    let task = created("completed", json!(1000));
+    // A null structured value is none; in a session, one that is not an object is refused.
+    let null = raw(json!({"content": [], "structuredContent": null}));
+    assert!(
+        task.read_fetched(&null)
+            .unwrap()
+            .structured_content
+            .is_none()
+    );
+    let array = raw(json!({"content": [], "structuredContent": [1]}));
+    assert!(matches!(
+        task.read_fetched(&array),
+        Err(CallError::Protocol(_))
+    ));
+    let asks = raw(json!({"resultType": "input_required", "inputRequests": {}}));
+    assert!(matches!(
+        task.read_fetched(&asks),
+        Err(CallError::Protocol(_))
+    ));
 }

@@ -128,7 +128,7 @@ fn a_binding_of_many_members_is_read_whole_and_reported_in_bounds() {
     assert_eq!(lines.len(), error::MAX_LISTED + 1);
     assert_eq!(
         lines[1],
-        "tools[0].k0: unknown field; expected one of: name, description, input_schema, url, mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight"
+        "tools[0].k0: unknown field; expected one of: name, description, input_schema, url, mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight, task_support"
     );
     assert_eq!(
         lines[error::MAX_LISTED],

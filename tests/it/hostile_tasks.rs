@@ -1,0 +1,190 @@
+//! A hostile server's tasks (2025-11-25): every odd answer ends the call on time, with
+//! the right kind, `unknown_outcome` true once the task exists, bounded work, no secret
+//! shown, the `tools/call` sent once, and the task cancelled when the call ends first.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use brain_tests::server::{Era, RawReply, Seen, TestServer};
+use serde_json::{Value, json};
+
+use crate::call_support::{Call, Harness, Outcome, TENANT, binding, call_with};
+use crate::hostile_support::{TOKEN, assert_no_token, hostile, kind, printed};
+
+const TASK: &str = r#"{"task":{"taskId":"t-1","status":"working","pollInterval":0}}"#;
+
+/// A server that answers `tools/call` with a task, the n-th `tasks/get` (from 0) with
+/// `get(n)`, and `tasks/result` with `fetched()`.
+fn task_server(
+    get: impl Fn(usize, &Seen<'_>) -> RawReply + Send + Sync + 'static,
+    fetched: impl Fn(&Seen<'_>) -> RawReply + Send + Sync + 'static,
+) -> TestServer {
+    let polls = Arc::new(AtomicUsize::new(0));
+    hostile(Era::Handshake, move |seen| match seen.method()? {
+        "tools/call" => Some(RawReply::result(&seen.id_json(), TASK)),
+        "tasks/get" => Some(get(polls.fetch_add(1, Ordering::SeqCst), seen)),
+        "tasks/result" => Some(fetched(seen)),
+        "tasks/cancel" => Some(RawReply::result(
+            &seen.id_json(),
+            r#"{"taskId":"t-1","status":"cancelled"}"#,
+        )),
+        _ => None,
+    })
+}
+
+fn status(seen: &Seen<'_>, status: &str, extra: &str) -> RawReply {
+    RawReply::result(
+        &seen.id_json(),
+        &format!(r#"{{"taskId":"t-1","status":"{status}","pollInterval":0{extra}}}"#),
+    )
+}
+
+fn done(seen: &Seen<'_>) -> RawReply {
+    RawReply::result(
+        &seen.id_json(),
+        r#"{"content":[{"type":"text","text":"done"}]}"#,
+    )
+}
+
+/// One call of a task tool on `server`, with `timeout` seconds and `limit` output bytes.
+async fn run(server: &TestServer, timeout: u64, limit: u64) -> Outcome {
+    let h = Harness::new();
+    let spec = json!({
+        "name": "long", "description": "d", "input_schema": {"type": "object"},
+        "url": server.url(), "mcp_tool": "long", "token_env": "HOSTILE_TOKEN",
+        "tenants": [TENANT], "timeout_seconds": timeout, "max_output_bytes": limit,
+        "task_support": "required",
+    });
+    let call = Call {
+        token: Some(TOKEN.to_owned()),
+        ..Call::new("t-call", json!({}))
+    };
+    let out = call_with(&h, &binding(spec), call).await;
+    h.flush().await;
+    out
+}
+
+fn unknown(out: &Outcome) -> bool {
+    out.result["unknown_outcome"] == Value::Bool(true)
+}
+
+#[tokio::test]
+async fn a_task_that_never_ends_polled_at_interval_zero_ends_at_the_deadline_cancelled() {
+    let server = task_server(|_, seen| status(seen, "working", ""), done);
+    let started = Instant::now();
+    let out = run(&server, 2, 65_536).await;
+    assert_eq!(kind(&out), "timeout", "{}", out.result);
+    assert!(unknown(&out));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let (stats, cancelled) =
+        server.wait_until(Duration::from_secs(3), |s| s.count("tasks/cancel") == 1);
+    assert!(cancelled, "{:?}", stats.methods());
+    // The floor holds: 2 s at 250 ms at most, give or take the first and the last.
+    assert!(
+        stats.count("tasks/get") <= 10,
+        "{}",
+        stats.count("tasks/get")
+    );
+    assert_eq!(stats.count("tools/call"), 1);
+    let cancel = stats
+        .with_method("tasks/cancel")
+        .next()
+        .expect("the cancel");
+    assert_eq!(cancel.body["params"]["taskId"], "t-1");
+}
+
+#[tokio::test]
+async fn polls_go_on_past_busy_answers_and_the_result_arrives() {
+    let server = task_server(
+        |n, seen| match n {
+            0 | 1 => RawReply::json(503, "busy"),
+            _ => status(seen, "completed", ""),
+        },
+        done,
+    );
+    let out = run(&server, 20, 65_536).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(out.result["content"][0]["text"], "done");
+    let stats = server.stats();
+    assert_eq!(stats.count("tools/call"), 1, "{:?}", stats.methods());
+    assert_eq!(stats.count("tasks/get"), 3);
+    assert_eq!(stats.count("tasks/result"), 1);
+    assert_eq!(
+        stats.count("tasks/cancel"),
+        0,
+        "a finished task is not cancelled"
+    );
+}
+
+#[tokio::test]
+async fn a_result_over_the_limit_is_too_large_and_fetched_once() {
+    let big = "x".repeat(300_000);
+    let server = task_server(
+        |_, seen| status(seen, "completed", ""),
+        move |seen| {
+            let text = format!(r#"{{"content":[{{"type":"text","text":"{big}"}}]}}"#);
+            RawReply::result(&seen.id_json(), &text)
+        },
+    );
+    let out = run(&server, 20, 1_000).await;
+    assert_eq!(kind(&out), "output_too_large", "{}", out.result);
+    assert!(unknown(&out));
+    assert_eq!(server.stats().count("tasks/result"), 1);
+}
+
+#[tokio::test]
+async fn a_task_that_vanishes_or_turns_into_another_ends_the_call_and_is_cancelled() {
+    let gone = task_server(
+        |_, seen| RawReply::rpc_error(200, &seen.id_json(), -32602, "Task not found", None),
+        done,
+    );
+    let out = run(&gone, 20, 65_536).await;
+    assert_eq!(kind(&out), "rpc_error", "{}", out.result);
+    assert!(unknown(&out));
+    let other = task_server(
+        |_, seen| RawReply::result(&seen.id_json(), r#"{"taskId":"t-2","status":"completed"}"#),
+        done,
+    );
+    let out = run(&other, 20, 65_536).await;
+    assert_eq!(kind(&out), "protocol_error", "{}", out.result);
+    assert!(unknown(&out));
+    let (_, cancelled) = other.wait_until(Duration::from_secs(3), |s| s.count("tasks/cancel") == 1);
+    assert!(cancelled, "a task still running is cancelled");
+}
+
+#[tokio::test]
+async fn a_refused_poll_still_says_the_tool_may_have_run() {
+    let server = task_server(|_, _| RawReply::json(401, "no"), done);
+    let out = run(&server, 20, 65_536).await;
+    assert!(unknown(&out), "{}", out.result);
+    let message = out.result["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.contains("did not run"), "{message}");
+}
+
+#[tokio::test]
+async fn status_messages_are_progress_once_bounded_and_without_the_token() {
+    let server = task_server(
+        |n, seen| {
+            let message = format!("step {} with {TOKEN} {}", n.min(2), "y".repeat(5_000));
+            let state = if n < 4 { "working" } else { "completed" };
+            status(
+                seen,
+                state,
+                &format!(r#","statusMessage":{}"#, json!(message)),
+            )
+        },
+        done,
+    );
+    let out = run(&server, 20, 65_536).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_no_token(TOKEN, &printed(&out), "task progress");
+    let messages: Vec<&str> = out
+        .progress
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    // Steps 0, 1 and 2 (repeated until done): each once.
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(messages.iter().all(|m| m.len() <= 1_100), "bounded");
+}
