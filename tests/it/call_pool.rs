@@ -191,9 +191,10 @@ async fn stateless_exchanges_per_call() {
             meta["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
+        // No capability but the tasks extension: a call may become a task.
         assert_eq!(
             meta["io.modelcontextprotocol/clientCapabilities"],
-            json!({})
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
         );
         assert!(
             meta["io.modelcontextprotocol/clientInfo"]["name"].is_string(),

@@ -188,3 +188,81 @@ async fn status_messages_are_progress_once_bounded_and_without_the_token() {
     assert_eq!(messages.len(), 3, "{messages:?}");
     assert!(messages.iter().all(|m| m.len() <= 1_100), "bounded");
 }
+
+/// A 2026-era server that makes every call a task (SEP-2663) once the call declares the
+/// extension: each `tasks/get` must name the task in `Mcp-Name` and echo the last
+/// `requestState`; the third poll finds it completed, or never when `ends` is false.
+fn server_2026(ends: bool) -> TestServer {
+    let polls = Arc::new(AtomicUsize::new(0));
+    hostile(Era::Stateless, move |seen| {
+        let id = seen.id_json();
+        match seen.method()? {
+            "tools/call" => {
+                let declared = seen
+                    .body
+                    .pointer("/params/_meta/io.modelcontextprotocol~1clientCapabilities/extensions/io.modelcontextprotocol~1tasks")
+                    .is_some();
+                Some(if declared {
+                    RawReply::result(
+                        &id,
+                        r#"{"resultType":"task","taskId":"t-9","status":"working","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","ttlSeconds":60,"pollIntervalMilliseconds":0,"requestState":"s-0"}"#,
+                    )
+                } else {
+                    RawReply::rpc_error(200, &id, -32021, "tasks needed", None)
+                })
+            }
+            "tasks/get" => {
+                let n = polls.fetch_add(1, Ordering::SeqCst);
+                let routed = seen.headers.get("mcp-name").and_then(|v| v.to_str().ok());
+                let state = seen.body.pointer("/params/requestState");
+                if routed != Some("t-9") || state != Some(&json!(format!("s-{n}"))) {
+                    return Some(RawReply::rpc_error(200, &id, -32602, "lost the task", None));
+                }
+                let next = format!(r#""requestState":"s-{}""#, n + 1);
+                let body = if ends && n == 2 {
+                    format!(
+                        r#"{{"resultType":"complete","taskId":"t-9","status":"completed",{next},"result":{{"content":[{{"type":"text","text":"done"}}]}}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"resultType":"complete","taskId":"t-9","status":"working","pollIntervalMilliseconds":0,"statusMessage":"poll {n}",{next}}}"#
+                    )
+                };
+                Some(RawReply::result(&id, &body))
+            }
+            "tasks/cancel" => Some(RawReply::result(&id, r#"{"resultType":"complete"}"#)),
+            _ => None,
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_2026_task_is_followed_with_its_routing_header_and_state() {
+    let server = server_2026(true);
+    let out = run(&server, 20, 65_536).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(out.result["content"][0]["text"], "done");
+    let stats = server.stats();
+    assert_eq!(stats.count("tools/call"), 1);
+    assert_eq!(stats.count("tasks/get"), 3, "{:?}", stats.methods());
+    assert_eq!(stats.count("tasks/cancel"), 0);
+    assert_eq!(out.progress.len(), 2, "{:?}", out.progress);
+}
+
+#[tokio::test]
+async fn a_2026_task_past_the_deadline_is_cancelled_by_name() {
+    let server = server_2026(false);
+    let out = run(&server, 1, 65_536).await;
+    assert_eq!(kind(&out), "timeout", "{}", out.result);
+    assert!(unknown(&out));
+    let (stats, cancelled) =
+        server.wait_until(Duration::from_secs(3), |s| s.count("tasks/cancel") == 1);
+    assert!(cancelled, "{:?}", stats.methods());
+    let cancel = stats
+        .with_method("tasks/cancel")
+        .next()
+        .expect("the cancel");
+    assert_eq!(cancel.header("mcp-name"), Some("t-9"));
+    assert_eq!(cancel.body["params"]["taskId"], "t-9");
+    assert!(cancel.body["params"]["requestState"].is_string());
+}

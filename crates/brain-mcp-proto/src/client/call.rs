@@ -181,7 +181,8 @@ impl Call {
             id: id.clone(),
             progress_token,
             answers_input: identity.answers_input(),
-            asks_task: request.task.is_some() && matches!(framing, Framing::Handshake { .. }),
+            // In the 2026 era every call declares the tasks extension, so any may become one.
+            asks_task: request.task.is_some() || matches!(framing, Framing::Stateless(_)),
             actions: VecDeque::new(),
             finished: false,
             rounds: 0,
@@ -216,9 +217,11 @@ impl Call {
             },
             meta: &meta,
             input_responses: round.map(|(answers, _)| answers),
-            task: self.asks_task.then(|| TaskParam {
-                ttl: request.task.flatten(),
-            }),
+            task: (self.asks_task && matches!(self.framing, Framing::Handshake { .. })).then(
+                || TaskParam {
+                    ttl: request.task.flatten(),
+                },
+            ),
             request_state: round.and_then(|(_, state)| state),
         };
         let body = jsonrpc::encode_request(&id, methods::TOOLS_CALL, &params).unwrap_or_default();
@@ -299,7 +302,10 @@ impl Call {
 
     fn response(&mut self, message: Inbound) {
         match message {
-            Inbound::Response { result, .. } if self.asks_task => {
+            // Asked for in a session (`params.task`): a task answer has no `resultType`.
+            Inbound::Response { result, .. }
+                if self.asks_task && matches!(self.framing, Framing::Handshake { .. }) =>
+            {
                 match Task::from_call_result(&result, &self.framing) {
                     Some(Ok(task)) => {
                         self.finished = true;
@@ -336,7 +342,20 @@ impl Call {
                 self.finish(checked);
             }
             Ok(None) => self.input_required(result),
-            Err(e) => self.finish(Err(e)),
+            // A 2026 task (`resultType: "task"`) is no result this reader knows; looked
+            // for only then, so a direct result is read once.
+            Err(e) => match self
+                .asks_task
+                .then(|| Task::from_call_result(result, &self.framing))
+                .flatten()
+            {
+                Some(Ok(task)) => {
+                    self.finished = true;
+                    self.actions.push_back(Action::Task(task));
+                }
+                Some(Err(task_error)) => self.finish(Err(task_error)),
+                None => self.finish(Err(e)),
+            },
         }
     }
 

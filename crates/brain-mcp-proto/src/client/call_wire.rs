@@ -70,7 +70,7 @@ impl Serialize for MetaView<'_> {
         map.serialize_entry(meta::PROGRESS_TOKEN, self.progress_token)?;
         if let Some((version, identity)) = self.stateless {
             map.serialize_entry(meta::PROTOCOL_VERSION, version)?;
-            map.serialize_entry(meta::CLIENT_CAPABILITIES, identity.capabilities_json())?;
+            map.serialize_entry(meta::CLIENT_CAPABILITIES, identity.call_capabilities_json())?;
             map.serialize_entry(meta::CLIENT_INFO, identity.info_json())?;
         }
         for (key, value) in self.extra.into_iter().flatten() {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::jsonrpc::RequestId;
 use crate::mcp::{ClientCapabilities, Implementation};
@@ -134,7 +135,8 @@ pub struct Identity {
 #[derive(Debug)]
 struct Rendered {
     info: Box<RawValue>,
-    capabilities: Box<RawValue>,
+    /// The capabilities a 2026-era `tools/call` declares: these and the tasks extension.
+    call_capabilities: Box<RawValue>,
     /// What `initialize` carries after its id (see [`Identity::initialize_after_id`]).
     initialize: Box<[u8]>,
 }
@@ -153,10 +155,19 @@ impl Identity {
         };
         let info_json = render(serde_json::value::to_raw_value(&info));
         let capabilities_json = render(serde_json::value::to_raw_value(&capabilities));
+        let mut with_tasks = capabilities.clone();
+        with_tasks
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                super::task::TASKS_EXTENSION.to_owned(),
+                Value::Object(Map::new()),
+            );
+        let call_capabilities = render(serde_json::value::to_raw_value(&with_tasks));
         let initialize = super::handshake::initialize_after_id(&info_json, &capabilities_json);
         let rendered = Arc::new(Rendered {
             info: info_json,
-            capabilities: capabilities_json,
+            call_capabilities,
             initialize,
         });
         Self {
@@ -187,9 +198,11 @@ impl Identity {
         &self.rendered.info
     }
 
-    /// The capabilities as JSON, written when the identity was made.
-    pub(crate) fn capabilities_json(&self) -> &RawValue {
-        &self.rendered.capabilities
+    /// The capabilities a 2026-era `tools/call` declares, as JSON: the declared ones and
+    /// the tasks extension (the client follows a task whichever call the server makes
+    /// one).
+    pub(crate) fn call_capabilities_json(&self) -> &RawValue {
+        &self.rendered.call_capabilities
     }
 
     /// `initialize`'s method and params, as written after its id, when the identity was

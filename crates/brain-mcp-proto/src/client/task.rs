@@ -43,6 +43,8 @@ pub const POLL_DEFAULT: Duration = Duration::from_secs(1);
 pub const STATUS_MESSAGE_LIMIT: usize = 512;
 /// The most bytes of a task id kept: an id is echoed in every request.
 pub const TASK_ID_LIMIT: usize = 256;
+/// The most bytes of a task's `requestState` kept: it is echoed in every request.
+pub const REQUEST_STATE_LIMIT: usize = 16 * 1024;
 
 /// A task's status.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +89,9 @@ pub struct Task {
     outcome: Option<Result<CallToolResult, CallError>>,
     /// The call's framing: a task's result keeps the rules of the era it came in.
     framing: Framing,
+    /// The server's opaque state from its last status, echoed in the next request (the
+    /// 2026 extension); none when the last status had none.
+    request_state: Option<String>,
 }
 
 /// The members of a task status this client reads (2025-11-25 and the 2026 extension).
@@ -101,6 +106,10 @@ struct Wire {
     poll_interval: Option<Value>,
     #[serde(default, rename = "pollIntervalMs")]
     poll_interval_ms: Option<Value>,
+    #[serde(default, rename = "pollIntervalMilliseconds")]
+    poll_interval_milliseconds: Option<Value>,
+    #[serde(default, rename = "requestState")]
+    request_state: Option<String>,
     #[serde(default)]
     result: Option<Box<RawValue>>,
     #[serde(default)]
@@ -127,7 +136,11 @@ impl Task {
             (_, Some("task"), _) => raw,
             _ => return None,
         };
-        Some(Self::read(status, framing).map(|(task, _)| task))
+        // A task just created carries no outcome; any it claims is not used.
+        Some(Self::read(status, framing).map(|(mut task, _)| {
+            task.outcome = None;
+            task
+        }))
     }
 
     /// Reads a status: the task it describes.
@@ -137,6 +150,15 @@ impl Task {
         if wire.task_id.is_empty() || wire.task_id.len() > TASK_ID_LIMIT {
             return Err(CallError::Protocol(format!(
                 "the task id is empty or longer than {TASK_ID_LIMIT} bytes"
+            )));
+        }
+        if wire
+            .request_state
+            .as_ref()
+            .is_some_and(|state| state.len() > REQUEST_STATE_LIMIT)
+        {
+            return Err(CallError::Protocol(format!(
+                "the task's requestState is longer than {REQUEST_STATE_LIMIT} bytes"
             )));
         }
         let status = match wire.status.as_str() {
@@ -153,7 +175,8 @@ impl Task {
             }
         };
         let millis = wire
-            .poll_interval_ms
+            .poll_interval_milliseconds
+            .or(wire.poll_interval_ms)
             .or(wire.poll_interval)
             .as_ref()
             .and_then(Value::as_f64);
@@ -181,6 +204,7 @@ impl Task {
             reported: None,
             outcome,
             framing: framing.clone(),
+            request_state: wire.request_state,
         };
         Ok((task, status))
     }
@@ -211,6 +235,7 @@ impl Task {
                 self.status = status;
                 self.interval = read.interval;
                 self.outcome = read.outcome;
+                self.request_state = read.request_state;
                 if read.message.is_some() {
                     self.message = read.message;
                 }
@@ -286,6 +311,9 @@ impl Task {
     ) -> Outgoing {
         let mut params = Map::new();
         params.insert("taskId".into(), Value::String(self.id.clone()));
+        if let Some(state) = &self.request_state {
+            params.insert("requestState".into(), Value::String(state.clone()));
+        }
         if let Framing::Stateless(_) = framing
             && let Ok(meta) = serde_json::to_value(framing.meta(identity))
         {

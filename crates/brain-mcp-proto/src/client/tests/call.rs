@@ -91,9 +91,10 @@ fn the_request_per_era() {
         meta["io.modelcontextprotocol/protocolVersion"],
         "2026-07-28"
     );
+    // Every 2026-era call declares the tasks extension.
     assert_eq!(
         meta["io.modelcontextprotocol/clientCapabilities"],
-        json!({})
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     assert_eq!(meta["progressToken"], "call-1");
     assert_eq!(
@@ -528,9 +529,16 @@ fn the_borrowed_meta_is_what_the_builder_writes() {
 
         // Written out by hand to keep the order: the token, the era's keys as the
         // builder serializes them, then the caller's keys in their map's order.
-        let base = serde_json::to_string(&framing.meta(&who)).unwrap();
+        // A call declares the tasks extension besides the identity's capabilities.
+        let mut capabilities = who.capabilities().clone();
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert("io.modelcontextprotocol/tasks".into(), json!({}));
+        let declared = who.clone().with_capabilities(capabilities);
+        let base = serde_json::to_string(&framing.meta(&declared)).unwrap();
         let base_members = &base[1..base.len() - 1];
-        let era_keys = serde_json::to_value(framing.meta(&who)).unwrap();
+        let era_keys = serde_json::to_value(framing.meta(&declared)).unwrap();
         let mut members = vec![r#""progressToken":"call-1""#.to_owned()];
         if !base_members.is_empty() {
             members.push(base_members.to_owned());

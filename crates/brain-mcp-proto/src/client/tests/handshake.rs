@@ -71,9 +71,10 @@ fn initialize_carries_the_identity_as_the_typed_params_would() {
             #[serde(rename = "clientInfo")]
             info: &'a serde_json::value::RawValue,
         }
+        let capabilities = serde_json::value::to_raw_value(identity.capabilities()).unwrap();
         let params = Params {
             version: handshake::OFFERED.as_str(),
-            capabilities: identity.capabilities_json(),
+            capabilities: &capabilities,
             info: identity.info_json(),
         };
         let whole = crate::jsonrpc::encode_request(&id, "initialize", &params).unwrap();

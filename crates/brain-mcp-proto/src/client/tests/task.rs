@@ -300,3 +300,65 @@ fn a_fetched_result_keeps_the_rules_of_its_era() {
         Err(CallError::Protocol(_))
     ));
 }
+
+#[test]
+fn every_2026_call_declares_the_extension_and_takes_a_task_answer() {
+    let args = Map::new();
+    let request = CallRequest::new("research", &args, "c-1");
+    let stateless = || Framing::Stateless(ProtocolVersion::V2026_07_28);
+    let (mut call, out) = Call::start(
+        stateless(),
+        Carrier::Http,
+        RequestId::Number(3),
+        &request,
+        &identity(),
+    );
+    let body = parse(&out.body);
+    let declared = &body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(
+        declared["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    call.handle(msg(
+        r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"task","taskId":"t-7","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlSeconds":60,"pollIntervalMilliseconds":1500,"requestState":"s-1","result":{"content":[]}}}"#,
+    ));
+    let mut task = match call.poll() {
+        Some(Action::Task(task)) => task,
+        other => panic!("{other:?}"),
+    };
+    // A created task's claimed outcome is not used; its interval and state are.
+    assert!(matches!(task.start(), Next::Poll(d) if d == Duration::from_millis(1500)));
+    let get = task.get(&stateless(), RequestId::Number(4), &identity());
+    assert_eq!(parse(&get.body)["params"]["requestState"], "s-1");
+    // The most recent state is echoed; none when the last status had none.
+    task.handle_status(&raw(
+        json!({"taskId": "t-7", "status": "working", "requestState": "s-2"}),
+    ));
+    let get = task.get(&stateless(), RequestId::Number(5), &identity());
+    assert_eq!(parse(&get.body)["params"]["requestState"], "s-2");
+    task.handle_status(&raw(json!({"taskId": "t-7", "status": "working"})));
+    let cancel = task.cancel(&stateless(), RequestId::Number(6), &identity());
+    assert!(parse(&cancel.body)["params"].get("requestState").is_none());
+    // A state too long to echo is the server's protocol error.
+    let huge =
+        raw(json!({"taskId": "t-7", "status": "working", "requestState": "s".repeat(20_000)}));
+    assert!(matches!(
+        task.handle_status(&huge),
+        Next::Finished(Err(CallError::Protocol(_)))
+    ));
+    // Any other unknown resultType is still refused.
+    let (mut call, _) = Call::start(
+        stateless(),
+        Carrier::Http,
+        RequestId::Number(8),
+        &request,
+        &identity(),
+    );
+    call.handle(msg(
+        r#"{"jsonrpc":"2.0","id":8,"result":{"resultType":"later"}}"#,
+    ));
+    assert!(matches!(
+        call.poll(),
+        Some(Action::Finished(Err(CallError::Protocol(_))))
+    ));
+}
