@@ -60,4 +60,5 @@ mod stdio_python;
 mod stdio_support;
 mod stdio_tree;
 mod task_everything;
+mod task_input;
 mod trust_secrets;

@@ -31,7 +31,11 @@ pub(crate) struct Asker<'a> {
 }
 
 impl Asker<'_> {
-    async fn ask(&self, method: &str, params: Option<&RawValue>) -> Result<Value, Refusal> {
+    pub(super) async fn ask(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Value, Refusal> {
         match self.responder {
             Some(responder) => {
                 let call = self.ctx.call;
@@ -61,7 +65,7 @@ enum Next {
     /// The call is over.
     Done(Result<CallToolResult, CallError>),
     /// The server runs the call as a task: follow it.
-    Task(Task),
+    Task(Box<Task>),
 }
 
 /// What one call needs besides its channel.
@@ -157,7 +161,7 @@ async fn run(
         match round? {
             Next::Task(task) => {
                 channel.cleanup.in_flight = None;
-                return super::task::follow(channel, calling, task).await;
+                return super::task::follow(channel, calling, *task).await;
             }
             Next::InputRequired(requests, state) => {
                 out = answer_input(calling, call, requests, state).await;
@@ -195,6 +199,26 @@ async fn answer_input(
         answers,
         state.as_deref(),
     )
+}
+
+/// `out` sent and its reply read by `call` (made with `Call::awaiting`) to the outcome:
+/// server requests on the way go to the asker, progress to the caller, as in a call.
+pub(super) async fn awaited(
+    channel: &Channel,
+    calling: &Calling<'_>,
+    call: &mut Call,
+    out: Outgoing,
+) -> Result<CallToolResult, DriverError> {
+    let mut bytes = 0;
+    match round(channel, calling, call, out, &mut bytes).await? {
+        Next::Done(outcome) => outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e))),
+        _ => Err(DriverError::new(
+            Step::Call,
+            Cause::Core(CallError::Protocol(
+                "the task's result asks for what only a call may".into(),
+            )),
+        )),
+    }
 }
 
 /// One `tools/call` sent and its reply read until the core says what comes next (never

@@ -7,13 +7,13 @@
 
 use std::time::Duration;
 
-use brain_mcp_proto::client::CallError;
 use brain_mcp_proto::client::task::{Next, Task};
+use brain_mcp_proto::client::{Call, CallError};
 use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
 use brain_mcp_transport::ErrorKind as TransportKind;
 
-use super::call::Calling;
+use super::call::{Calling, awaited};
 use super::error::{Cause, DriverError, Step, safe};
 use super::request::request_reading;
 use super::session::Channel;
@@ -36,15 +36,54 @@ pub(crate) async fn follow(
     let mut backoff = FIRST_BACKOFF;
     let outcome = loop {
         report(channel, calling, &mut task);
-        let (out, fetching) = match next {
+        let (out, answering) = match next {
             Next::Poll(wait) => {
                 tokio::time::sleep(wait).await;
                 let id = calling.client.next_id();
                 (task.get(&channel.framing, id, calling.identity), false)
             }
             Next::Fetch => {
+                // Read as a call's reply: in 2025-11-25 the task's questions come on it.
                 let id = calling.client.next_id();
-                (task.fetch(&channel.framing, id, calling.identity), true)
+                let out = task.fetch(&channel.framing, id.clone(), calling.identity);
+                let mut reading = Call::awaiting(
+                    channel.framing.clone(),
+                    channel.link.carrier(),
+                    id,
+                    &calling.ctx.call.call_id,
+                    calling.identity,
+                );
+                match awaited(channel, calling, &mut reading, out).await {
+                    Ok(result) => break task.checked(result).map_err(core),
+                    Err(e) => {
+                        let e = DriverError {
+                            step: Step::Task,
+                            ..e
+                        };
+                        if !worth_again(&e) {
+                            break Err(e);
+                        }
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        next = Next::Fetch;
+                        continue;
+                    }
+                }
+            }
+            Next::Answer(questions) => {
+                let mut answers = Vec::with_capacity(questions.len());
+                for asked in questions {
+                    let answer = calling
+                        .asker
+                        .ask(&asked.method, asked.params.as_deref())
+                        .await;
+                    answers.push((asked.key, answer));
+                }
+                let id = calling.client.next_id();
+                (
+                    task.update(&channel.framing, id, calling.identity, answers),
+                    true,
+                )
             }
             Next::InputRequired => {
                 // Brain's bindings have no user: the task is cancelled (by the cleanup,
@@ -58,19 +97,16 @@ pub(crate) async fn follow(
         };
         let (link, framing) = (&channel.link, &channel.framing);
         match request_reading(link, framing, out, Step::Task, calling.budget).await {
-            Ok((answer, _)) if fetching => break task.read_fetched(&answer).map_err(core),
+            // The answers were taken: poll on.
+            Ok(_) if answering => next = task.resume(),
             Ok((status, _)) => {
                 backoff = FIRST_BACKOFF;
                 next = task.handle_status(&status);
             }
+            // A poll again after the backoff (answers are not sent twice: the server
+            // asks again if it did not get them).
             Err(e) if worth_again(&e) => {
-                // The same request after the backoff: a fetch again, a poll again.
-                if fetching {
-                    tokio::time::sleep(backoff).await;
-                    next = Next::Fetch;
-                } else {
-                    next = Next::Poll(backoff);
-                }
+                next = Next::Poll(backoff);
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
             Err(e) => break Err(e),

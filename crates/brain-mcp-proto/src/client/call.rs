@@ -2,7 +2,6 @@
 
 use std::collections::VecDeque;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -16,6 +15,7 @@ use super::framing::Framing;
 use super::handshake;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::policy::{self, Reaction};
+use super::progress::Progress;
 use super::result::{check_result, read_result};
 use super::rpc_error::RpcError;
 use super::task::Task;
@@ -67,18 +67,6 @@ impl<'a> CallRequest<'a> {
             task: None,
         }
     }
-}
-
-/// One progress notification for the call, numbers exactly as the server wrote them.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Progress {
-    /// Work done so far: a JSON number as the server wrote it.
-    pub progress: Box<RawValue>,
-    /// Total work, when known: a JSON number as the server wrote it.
-    pub total: Option<Box<RawValue>>,
-    /// The server's note, as sent (bound it before showing it).
-    pub message: Option<String>,
 }
 
 /// One request embedded in an `input_required` result (2026 era).
@@ -139,7 +127,7 @@ pub enum Action {
     Finished(Result<CallToolResult, CallError>),
     /// The server runs the call as a task (it was asked to): poll it for the outcome.
     /// The call is over; the task goes on.
-    Task(Task),
+    Task(Box<Task>),
 }
 
 /// The state of one call.
@@ -189,6 +177,29 @@ impl Call {
         };
         let out = call.request(id, request, identity, None);
         (call, out)
+    }
+
+    /// A call whose outcome comes as the response to request `id`, already sent by the
+    /// driver (a task's `tasks/result`, 2025-11-25): its reply is read as a call's is,
+    /// server requests and progress for `call_id` included.
+    pub fn awaiting(
+        framing: Framing,
+        carrier: Carrier,
+        id: RequestId,
+        call_id: &str,
+        identity: &Identity,
+    ) -> Self {
+        Self {
+            framing,
+            carrier,
+            id,
+            progress_token: RequestId::String(call_id.to_owned()),
+            answers_input: identity.answers_input(),
+            asks_task: false,
+            actions: VecDeque::new(),
+            finished: false,
+            rounds: 0,
+        }
     }
 
     /// The `tools/call` message; `round` carries the answers and state of an
@@ -309,7 +320,8 @@ impl Call {
                 match Task::from_call_result(&result, &self.framing) {
                     Some(Ok(task)) => {
                         self.finished = true;
-                        self.actions.push_back(Action::Task(task));
+                        let task = task.answering(self.answers_input);
+                        self.actions.push_back(Action::Task(Box::new(task)));
                     }
                     Some(Err(e)) => self.finish(Err(e)),
                     None => self.respond_with(&result),
@@ -351,7 +363,8 @@ impl Call {
             {
                 Some(Ok(task)) => {
                     self.finished = true;
-                    self.actions.push_back(Action::Task(task));
+                    let task = task.answering(self.answers_input);
+                    self.actions.push_back(Action::Task(Box::new(task)));
                 }
                 Some(Err(task_error)) => self.finish(Err(task_error)),
                 None => self.finish(Err(e)),
@@ -429,18 +442,7 @@ impl Call {
         answers: Vec<(String, Result<Value, Refusal>)>,
         state: Option<&str>,
     ) -> Outgoing {
-        let answers: Map<String, Value> = answers
-            .into_iter()
-            .map(|(key, answer)| {
-                let value = match answer {
-                    Ok(result) => result,
-                    Err(refusal) => serde_json::json!({
-                        "error": {"code": refusal.code.0, "message": refusal.message}
-                    }),
-                };
-                (key, value)
-            })
-            .collect();
+        let answers = input_responses(answers);
         self.id = id.clone();
         self.request(id, request, identity, Some((&answers, state)))
     }
@@ -539,39 +541,25 @@ impl Call {
 
     /// A progress notification for our token, its numbers exactly as sent.
     fn progress(&self, params: &RawValue) -> Option<Progress> {
-        let p: ProgressWire = serde_json::from_str(params.get()).ok()?;
-        let numbers = is_number(&p.progress) && p.total.as_deref().is_none_or(is_number);
-        (numbers && p.progress_token == self.progress_token).then_some(Progress {
-            progress: p.progress,
-            total: p.total,
-            message: p.message,
-        })
+        super::progress::read(params, &self.progress_token)
     }
 }
 
-/// The longest progress number passed on: digits enough for any real count, and a
-/// server cannot make each notification carry megabytes to the host.
-const MAX_PROGRESS_NUMBER: usize = 64;
-
-/// Whether `raw` (valid JSON) is a number of at most [`MAX_PROGRESS_NUMBER`] bytes: the
-/// only values that start with a digit or `-`.
-fn is_number(raw: &RawValue) -> bool {
-    raw.get().len() <= MAX_PROGRESS_NUMBER
-        && raw
-            .get()
-            .bytes()
-            .next()
-            .is_some_and(|b| b == b'-' || b.is_ascii_digit())
-}
-
-/// The members of a progress notification this client reads.
-#[derive(Deserialize)]
-struct ProgressWire {
-    #[serde(rename = "progressToken")]
-    progress_token: RequestId,
-    progress: Box<RawValue>,
-    #[serde(default)]
-    total: Option<Box<RawValue>>,
-    #[serde(default)]
-    message: Option<String>,
+/// `inputResponses` from the caller's answers, by key: a result as it is, a refusal as
+/// an error object.
+pub(super) fn input_responses(
+    answers: Vec<(String, Result<Value, Refusal>)>,
+) -> Map<String, Value> {
+    answers
+        .into_iter()
+        .map(|(key, answer)| {
+            let value = match answer {
+                Ok(result) => result,
+                Err(refusal) => serde_json::json!({
+                    "error": {"code": refusal.code.0, "message": refusal.message}
+                }),
+            };
+            (key, value)
+        })
+        .collect()
 }

@@ -8,6 +8,7 @@
 //! stop it. A status message the client has not reported yet is news for the caller.
 //! Statuses are decisions; waiting, sending and the deadline are the driver's.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -17,11 +18,12 @@ use serde_json::{Map, Value};
 use crate::jsonrpc::{self, RequestId};
 use crate::text::cut;
 
+use super::call::{InputRequest, Refusal};
 use super::call_error::CallError;
 use super::framing::Framing;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::result::{check_result, read_result};
-use crate::mcp::{CallToolResult, ContentBlock};
+use crate::mcp::{CallToolResult, ContentBlock, InputRequiredResult, parse};
 
 /// The 2026 tasks extension's name.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -31,6 +33,10 @@ pub const TASKS_GET: &str = "tasks/get";
 pub const TASKS_RESULT: &str = "tasks/result";
 /// `tasks/cancel`.
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// `tasks/update` (2026 extension).
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// The most questions one task may ask over its life.
+pub const MAX_QUESTIONS: usize = 64;
 
 /// The shortest wait between two polls, whatever the server asks.
 pub const POLL_FLOOR: Duration = Duration::from_millis(250);
@@ -72,6 +78,9 @@ pub enum Next {
     Fetch,
     /// The task waits for input this client does not give: cancel it and end the call.
     InputRequired,
+    /// The task asks these questions (2026): answer each, send [`Task::update`] with the
+    /// answers, then [`Task::resume`].
+    Answer(Vec<InputRequest>),
     /// The call is over.
     Finished(Result<CallToolResult, CallError>),
 }
@@ -92,6 +101,12 @@ pub struct Task {
     /// The server's opaque state from its last status, echoed in the next request (the
     /// 2026 extension); none when the last status had none.
     request_state: Option<String>,
+    /// Whether the client answers requests for user input (a responder is installed).
+    answers_input: bool,
+    /// The questions of the last `input_required` status (2026).
+    asked: Vec<InputRequest>,
+    /// The keys answered so far: each question is answered once.
+    answered: HashSet<String>,
 }
 
 /// The members of a task status this client reads (2025-11-25 and the 2026 extension).
@@ -205,8 +220,39 @@ impl Task {
             outcome,
             framing: framing.clone(),
             request_state: wire.request_state,
+            answers_input: false,
+            asked: match status {
+                Status::InputRequired => questions(raw)?,
+                _ => Vec::new(),
+            },
+            answered: HashSet::new(),
         };
         Ok((task, status))
+    }
+
+    /// The same task, for a client that answers requests for user input (or not).
+    #[must_use]
+    pub fn answering(mut self, answers_input: bool) -> Self {
+        self.answers_input = answers_input;
+        self
+    }
+
+    /// What to do once the answers were sent: poll again at the task's interval.
+    pub fn resume(&self) -> Next {
+        Next::Poll(self.interval)
+    }
+
+    /// The `tasks/update` request under `id` (2026): the answers to the task's questions,
+    /// by key, a refusal as an error object.
+    pub fn update(
+        &self,
+        framing: &Framing,
+        id: RequestId,
+        identity: &Identity,
+        answers: Vec<(String, Result<Value, Refusal>)>,
+    ) -> Outgoing {
+        let responses = Value::Object(super::call::input_responses(answers));
+        self.request_with(framing, TASKS_UPDATE, id, identity, Some(responses))
     }
 
     /// The task's id.
@@ -236,6 +282,7 @@ impl Task {
                 self.interval = read.interval;
                 self.outcome = read.outcome;
                 self.request_state = read.request_state;
+                self.asked = read.asked;
                 if read.message.is_some() {
                     self.message = read.message;
                 }
@@ -248,7 +295,28 @@ impl Task {
     fn next(&mut self) -> Next {
         match self.status {
             Status::Working => Next::Poll(self.interval),
-            Status::InputRequired => Next::InputRequired,
+            Status::InputRequired if !self.answers_input => Next::InputRequired,
+            // 2025-11-25: the questions come on the stream of `tasks/result`, which is
+            // read as a call's reply is (the responder answers them there).
+            Status::InputRequired if matches!(self.framing, Framing::Handshake { .. }) => {
+                Next::Fetch
+            }
+            Status::InputRequired => {
+                let new: Vec<InputRequest> = std::mem::take(&mut self.asked)
+                    .into_iter()
+                    .filter(|q| !self.answered.contains(&q.key))
+                    .collect();
+                if new.is_empty() {
+                    return Next::Poll(self.interval);
+                }
+                if self.answered.len() + new.len() > MAX_QUESTIONS {
+                    return Next::Finished(Err(CallError::Protocol(format!(
+                        "the task asked more than {MAX_QUESTIONS} questions"
+                    ))));
+                }
+                self.answered.extend(new.iter().map(|q| q.key.clone()));
+                Next::Answer(new)
+            }
             Status::Cancelled => Next::Finished(Err(CallError::Protocol(
                 "the server cancelled the task before it finished".into(),
             ))),
@@ -285,6 +353,12 @@ impl Task {
         fetched(raw, &self.framing)
     }
 
+    /// A result already read (a `tasks/result` reply read as a call's), checked against
+    /// the rules of its era.
+    pub fn checked(&self, result: CallToolResult) -> Result<CallToolResult, CallError> {
+        check_result(result, &self.framing)
+    }
+
     /// The `tasks/get` request under `id` (free of side effects: it may be sent again).
     pub fn get(&self, framing: &Framing, id: RequestId, identity: &Identity) -> Outgoing {
         self.request(framing, TASKS_GET, id, identity, true)
@@ -309,7 +383,23 @@ impl Task {
         identity: &Identity,
         idempotent: bool,
     ) -> Outgoing {
+        let mut out = self.request_with(framing, method, id, identity, None);
+        out.idempotent = idempotent;
+        out
+    }
+
+    fn request_with(
+        &self,
+        framing: &Framing,
+        method: &'static str,
+        id: RequestId,
+        identity: &Identity,
+        responses: Option<Value>,
+    ) -> Outgoing {
         let mut params = Map::new();
+        if let Some(responses) = responses {
+            params.insert("inputResponses".into(), responses);
+        }
         params.insert("taskId".into(), Value::String(self.id.clone()));
         if let Some(state) = &self.request_state {
             params.insert("requestState".into(), Value::String(state.clone()));
@@ -320,15 +410,35 @@ impl Task {
             params.insert("_meta".into(), meta);
         }
         let body = jsonrpc::encode_request(&id, method, &params).unwrap_or_default();
-        let mut out = Outgoing::new(
+        Outgoing::new(
             method,
             body,
             framing.headers(method, Some(&self.id), Vec::new()),
             Expect::Response(id),
-        );
-        out.idempotent = idempotent;
-        out
+        )
     }
+}
+
+/// The questions of an `input_required` status (2026: `inputRequests`; none in 2025-11-25,
+/// whose questions come on the `tasks/result` stream).
+fn questions(raw: &RawValue) -> Result<Vec<InputRequest>, CallError> {
+    let status: InputRequiredResult =
+        parse(raw).map_err(|e| CallError::Protocol(format!("invalid input_required task: {e}")))?;
+    status
+        .requests()
+        .into_iter()
+        .map(|(key, request)| match request {
+            Ok(r) => Ok(InputRequest {
+                key,
+                method: r.method,
+                params: r.params,
+            }),
+            Err(e) => Err(CallError::Protocol(format!(
+                "input request {:?} is malformed: {e}",
+                cut(&key, 64)
+            ))),
+        })
+        .collect()
 }
 
 /// A task's result, read and checked against the rules of its era as a direct one is.

@@ -362,3 +362,74 @@ fn every_2026_call_declares_the_extension_and_takes_a_task_answer() {
         Some(Action::Finished(Err(CallError::Protocol(_))))
     ));
 }
+
+#[test]
+fn questions_go_to_a_client_that_answers_each_once() {
+    let stateless = || Framing::Stateless(ProtocolVersion::V2026_07_28);
+    let created = raw(json!({"resultType": "task", "taskId": "t-q", "status": "working"}));
+    let asking = raw(
+        json!({"taskId": "t-q", "status": "input_required", "requestState": "r",
+        "inputRequests": {"q1": {"method": "elicitation/create", "params": {"message": "which?"}}}}),
+    );
+    // A client without a responder: the call ends.
+    let mut silent = Task::from_call_result(&created, &stateless())
+        .unwrap()
+        .unwrap();
+    assert!(matches!(silent.handle_status(&asking), Next::InputRequired));
+    // With one: the question once, however often the server repeats it.
+    let mut task = Task::from_call_result(&created, &stateless())
+        .unwrap()
+        .unwrap()
+        .answering(true);
+    let questions = match task.handle_status(&asking) {
+        Next::Answer(questions) => questions,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(questions.len(), 1);
+    assert_eq!(
+        (questions[0].key.as_str(), questions[0].method.as_str()),
+        ("q1", "elicitation/create")
+    );
+    assert!(
+        matches!(task.handle_status(&asking), Next::Poll(_)),
+        "asked already"
+    );
+    let answers = vec![
+        ("q1".to_owned(), Ok(json!({"action": "accept"}))),
+        (
+            "q2".to_owned(),
+            Err(crate::client::Refusal::new(ErrorCode(-32601), "no")),
+        ),
+    ];
+    let update = task.update(&stateless(), RequestId::Number(9), &identity(), answers);
+    assert_eq!(update.method, "tasks/update");
+    let params = &parse(&update.body)["params"];
+    assert_eq!(params["taskId"], "t-q");
+    assert_eq!(params["requestState"], "r");
+    assert_eq!(params["inputResponses"]["q1"], json!({"action": "accept"}));
+    assert_eq!(params["inputResponses"]["q2"]["error"]["code"], -32601);
+    assert!(matches!(task.resume(), Next::Poll(_)));
+    // In a session the questions come on the result's stream: fetch it.
+    let mut session_task = created_answering();
+    let status = raw(json!({"taskId": "t-1", "status": "input_required"}));
+    assert!(matches!(session_task.handle_status(&status), Next::Fetch));
+    // A server that never stops asking new questions is stopped.
+    let mut greedy = Task::from_call_result(&created, &stateless())
+        .unwrap()
+        .unwrap()
+        .answering(true);
+    let mut ended = false;
+    for i in 0..100 {
+        let ask = raw(json!({"taskId": "t-q", "status": "input_required",
+            "inputRequests": {format!("k{i}"): {"method": "elicitation/create"}}}));
+        if let Next::Finished(Err(CallError::Protocol(_))) = greedy.handle_status(&ask) {
+            ended = true;
+            break;
+        }
+    }
+    assert!(ended, "a bounded number of questions");
+}
+
+fn created_answering() -> Task {
+    created("working", json!(1000)).answering(true)
+}

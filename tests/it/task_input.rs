@@ -1,0 +1,148 @@
+//! A task that asks for user input: a responder answers it as it answers a direct call
+//! (2025-11-25 on the `tasks/result` stream, 2026 with `tasks/update`); without one the
+//! call fails as `user_input_required` and the task is cancelled.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use brain_mcp_bind::{McpClient, McpExecutor, Refusal, Responder, ServerRequest};
+use brain_tests::peers::{Peer, PeerKind};
+use brain_tests::server::{Era, RawReply, TestServer};
+use brain_tools_core::{Binding, NoProgress, ToolCall, ToolResultEvent, run_call};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::call_support::{Harness, TENANT, binding, call, discovered};
+use crate::hostile_support::hostile;
+
+/// Answers every elicitation with `{"interpretation": "chosen"}`; records the methods.
+#[derive(Default)]
+struct Choosing {
+    asked: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Responder for Choosing {
+    async fn answer(&self, request: &ServerRequest<'_>) -> Result<Value, Refusal> {
+        self.asked
+            .lock()
+            .expect("the log")
+            .push(request.method.to_owned());
+        Ok(json!({"action": "accept", "content": {"interpretation": "chosen"}}))
+    }
+}
+
+/// Runs `binding` once with a responder installed.
+async fn with_responder(binding: &Binding, args: Value) -> (ToolResultEvent, Arc<Choosing>) {
+    let client = McpClient::new().expect("a client");
+    let responder = Arc::new(Choosing::default());
+    let executor = McpExecutor::with_responder(client.clone(), responder.clone());
+    let call = ToolCall::new(TENANT, "s", "c-ask", args);
+    let cancel = CancellationToken::new();
+    let result = run_call(binding, call, &executor, &NoProgress, &cancel).await;
+    assert!(client.flush(Duration::from_secs(10)).await);
+    (result, responder)
+}
+
+#[tokio::test]
+async fn the_reference_servers_question_inside_a_task_reaches_the_responder() {
+    let peer = Peer::start(PeerKind::Everything).expect("start server-everything");
+    let h = Harness::new();
+    let config = discovered(&h, &peer.url(), &["simulate-research-query"]).await;
+    let bound = config.get("simulate-research-query").expect("the binding");
+    let args = json!({"topic": "rust", "ambiguous": true});
+    let (result, responder) = with_responder(bound, args).await;
+    assert!(!result.is_error, "{result:?}");
+    let text = serde_json::to_string(&result.content).expect("JSON");
+    assert!(
+        text.contains("chosen"),
+        "the answer shaped the report: {text}"
+    );
+    assert_eq!(
+        *responder.asked.lock().expect("the log"),
+        ["elicitation/create"]
+    );
+}
+
+/// A 2026-era server whose task asks one question, then completes with the answer once
+/// `tasks/update` brought it.
+fn asking_server() -> (TestServer, Arc<Mutex<Option<Value>>>, Arc<AtomicBool>) {
+    let answer: Arc<Mutex<Option<Value>>> = Arc::default();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let (seen, stop) = (answer.clone(), cancelled.clone());
+    let server = hostile(Era::Stateless, move |req| {
+        let id = req.id_json();
+        let reply = |body: &str| Some(RawReply::result(&id, body));
+        match req.method()? {
+            "tools/call" => reply(
+                r#"{"resultType":"task","taskId":"t-q","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlSeconds":60,"pollIntervalMilliseconds":0}"#,
+            ),
+            "tasks/update" => {
+                let responses = req.body.pointer("/params/inputResponses/q1").cloned();
+                *seen.lock().expect("the answer") = responses;
+                reply(r#"{"resultType":"complete"}"#)
+            }
+            "tasks/cancel" => {
+                stop.store(true, Ordering::SeqCst);
+                reply(r#"{"resultType":"complete"}"#)
+            }
+            "tasks/get" => match seen.lock().expect("the answer").clone() {
+                Some(answer) => reply(&format!(
+                    r#"{{"resultType":"complete","taskId":"t-q","status":"completed","result":{{"content":[{{"type":"text","text":{}}}]}}}}"#,
+                    json!(answer.to_string())
+                )),
+                None => reply(
+                    r#"{"resultType":"complete","taskId":"t-q","status":"input_required","pollIntervalMilliseconds":0,"inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"which?","requestedSchema":{"type":"object"}}}}}"#,
+                ),
+            },
+            _ => None,
+        }
+    });
+    (server, answer, cancelled)
+}
+
+fn spec(url: &str) -> Value {
+    json!({
+        "name": "asks", "description": "d", "input_schema": {"type": "object"},
+        "url": url, "mcp_tool": "asks", "tenants": [TENANT], "timeout_seconds": 20,
+    })
+}
+
+#[tokio::test]
+async fn a_2026_tasks_question_is_answered_with_tasks_update() {
+    let (server, answer, _) = asking_server();
+    let (result, responder) = with_responder(&binding(spec(&server.url())), json!({})).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(
+        *responder.asked.lock().expect("the log"),
+        ["elicitation/create"]
+    );
+    let sent = answer.lock().expect("the answer").clone();
+    assert_eq!(
+        sent,
+        Some(json!({"action": "accept", "content": {"interpretation": "chosen"}}))
+    );
+    assert_eq!(
+        server.stats().count("tasks/update"),
+        1,
+        "each question answered once"
+    );
+}
+
+#[tokio::test]
+async fn without_a_responder_a_tasks_question_ends_the_call_and_the_task() {
+    let (server, _, cancelled) = asking_server();
+    let h = Harness::new();
+    let out = call(&h, &binding(spec(&server.url())), "c-no", json!({})).await;
+    assert_eq!(
+        out.result["error"]["kind"], "user_input_required",
+        "{}",
+        out.result
+    );
+    assert_eq!(out.result["unknown_outcome"], true);
+    h.flush().await;
+    assert!(cancelled.load(Ordering::SeqCst), "the task is cancelled");
+    assert_eq!(server.stats().count("tasks/update"), 0);
+}
