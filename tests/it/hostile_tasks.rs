@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use brain_tests::server::{Era, RawReply, Seen, TestServer};
+use brain_tests::server::{Era, RawReply, Seen, ServerConfig, TestServer};
 use serde_json::{Value, json};
 
 use crate::call_support::{Call, Harness, Outcome, TENANT, binding, call_with};
@@ -20,9 +20,24 @@ fn task_server(
     get: impl Fn(usize, &Seen<'_>) -> RawReply + Send + Sync + 'static,
     fetched: impl Fn(&Seen<'_>) -> RawReply + Send + Sync + 'static,
 ) -> TestServer {
+    TestServer::start(task_config(Era::Handshake, get, fetched))
+}
+
+/// [`task_server`]'s configuration in `era` (a 2026 task answers with `resultType`).
+fn task_config(
+    era: Era,
+    get: impl Fn(usize, &Seen<'_>) -> RawReply + Send + Sync + 'static,
+    fetched: impl Fn(&Seen<'_>) -> RawReply + Send + Sync + 'static,
+) -> ServerConfig {
     let polls = Arc::new(AtomicUsize::new(0));
-    hostile(Era::Handshake, move |seen| match seen.method()? {
-        "tools/call" => Some(RawReply::result(&seen.id_json(), TASK)),
+    let created = match era {
+        Era::Stateless => {
+            r#"{"resultType":"task","taskId":"t-1","status":"working","pollIntervalMilliseconds":0}"#
+        }
+        _ => TASK,
+    };
+    ServerConfig::new(era).hook(move |seen| match seen.method()? {
+        "tools/call" => Some(RawReply::result(&seen.id_json(), created)),
         "tasks/get" => Some(get(polls.fetch_add(1, Ordering::SeqCst), seen)),
         "tasks/result" => Some(fetched(seen)),
         "tasks/cancel" => Some(RawReply::result(
@@ -49,13 +64,20 @@ fn done(seen: &Seen<'_>) -> RawReply {
 
 /// One call of a task tool on `server`, with `timeout` seconds and `limit` output bytes.
 async fn run(server: &TestServer, timeout: u64, limit: u64) -> Outcome {
+    run_as(server, timeout, limit, true).await
+}
+
+/// [`run`], the binding saying the tool runs as a task only when `task`.
+async fn run_as(server: &TestServer, timeout: u64, limit: u64, task: bool) -> Outcome {
     let h = Harness::new();
-    let spec = json!({
+    let mut spec = json!({
         "name": "long", "description": "d", "input_schema": {"type": "object"},
         "url": server.url(), "mcp_tool": "long", "token_env": "HOSTILE_TOKEN",
         "tenants": [TENANT], "timeout_seconds": timeout, "max_output_bytes": limit,
-        "task_support": "required",
     });
+    if task {
+        spec["task_support"] = json!("required");
+    }
     let call = Call {
         token: Some(TOKEN.to_owned()),
         ..Call::new("t-call", json!({}))
@@ -265,4 +287,82 @@ async fn a_2026_task_past_the_deadline_is_cancelled_by_name() {
     assert_eq!(cancel.header("mcp-name"), Some("t-9"));
     assert_eq!(cancel.body["params"]["taskId"], "t-9");
     assert!(cancel.body["params"]["requestState"].is_string());
+}
+
+/// A reply whose stream ends before its answer: the connection was lost.
+fn broken() -> RawReply {
+    RawReply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body: b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n".to_vec(),
+    }
+}
+
+#[tokio::test]
+async fn polls_whose_connection_breaks_are_sent_again_and_the_result_arrives() {
+    for era in [Era::Handshake, Era::Stateless] {
+        let completed = move |seen: &Seen<'_>| {
+            let result = r#","result":{"content":[{"type":"text","text":"done"}]}"#;
+            status(
+                seen,
+                "completed",
+                if era == Era::Stateless { result } else { "" },
+            )
+        };
+        let config = task_config(
+            era,
+            move |n, seen| if n < 2 { broken() } else { completed(seen) },
+            done,
+        );
+        let server = TestServer::start(config);
+        let out = run(&server, 20, 65_536).await;
+        assert_eq!(out.result["is_error"], false, "{era:?}: {}", out.result);
+        assert_eq!(out.result["content"][0]["text"], "done");
+        let stats = server.stats();
+        assert_eq!(stats.count("tools/call"), 1, "{era:?}");
+        assert_eq!(stats.count("tasks/get"), 3, "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_poll_interval_of_hours_still_ends_at_the_deadline() {
+    let slow = task_server(
+        |_, seen| {
+            RawReply::result(
+                &seen.id_json(),
+                r#"{"taskId":"t-1","status":"working","pollInterval":3600000}"#,
+            )
+        },
+        done,
+    );
+    let started = Instant::now();
+    let out = run(&slow, 2, 65_536).await;
+    assert_eq!(kind(&out), "timeout", "{}", out.result);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_task_the_binding_did_not_ask_for_is_a_protocol_error() {
+    let server = task_server(|_, seen| status(seen, "completed", ""), done);
+    let out = run_as(&server, 20, 65_536, false).await;
+    assert_eq!(kind(&out), "protocol_error", "{}", out.result);
+    assert!(unknown(&out));
+    assert_eq!(server.stats().count("tasks/get"), 0, "not followed");
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_tasks_cancel_holds_nothing_up() {
+    let mut config = task_config(Era::Handshake, |_, seen| status(seen, "working", ""), done);
+    config.stall_method = Some("tasks/cancel");
+    let server = TestServer::start(config);
+    let started = Instant::now();
+    // `run` waits for the client's background cleanup, which the cancel is part of.
+    let out = run(&server, 1, 65_536).await;
+    assert_eq!(kind(&out), "timeout", "{}", out.result);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.stats().count("tasks/cancel"), 1);
 }

@@ -349,6 +349,13 @@ impl Call {
     /// typed and checked.
     fn respond_with(&mut self, result: &RawValue) {
         match read_result(result) {
+            // A task the call did not ask for (2025-11-25: `{"task": …}` and no content) is
+            // no result: the server broke the protocol.
+            Ok(Some(found)) if found.content.is_empty() && found.extra.contains_key("task") => {
+                self.finish(Err(CallError::Protocol(
+                    "the server answered with a task the call did not ask for".into(),
+                )));
+            }
             Ok(Some(found)) => {
                 let checked = check_result(found, &self.framing);
                 self.finish(checked);

@@ -433,3 +433,23 @@ fn questions_go_to_a_client_that_answers_each_once() {
 fn created_answering() -> Task {
     created("working", json!(1000)).answering(true)
 }
+
+#[test]
+fn a_task_the_call_did_not_ask_for_is_the_servers_protocol_error() {
+    let args = Map::new();
+    let request = CallRequest::new("plain", &args, "c-1");
+    let (mut call, _) = Call::start(
+        session(),
+        Carrier::Http,
+        RequestId::Number(2),
+        &request,
+        &identity(),
+    );
+    call.handle(msg(
+        r#"{"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"t","status":"working"}}}"#,
+    ));
+    assert!(matches!(
+        call.poll(),
+        Some(Action::Finished(Err(CallError::Protocol(_))))
+    ));
+}
