@@ -286,7 +286,15 @@ async fn a_2026_task_past_the_deadline_is_cancelled_by_name() {
         .expect("the cancel");
     assert_eq!(cancel.header("mcp-name"), Some("t-9"));
     assert_eq!(cancel.body["params"]["taskId"], "t-9");
-    assert!(cancel.body["params"]["requestState"].is_string());
+    // The cancel echoes the state of the latest status read, not the creation's: the
+    // last poll may still have been on its way when the deadline came.
+    let polls = stats.count("tasks/get");
+    assert!(polls >= 2, "{polls}");
+    let state = cancel.body["params"]["requestState"].as_str().unwrap_or("");
+    assert!(
+        [format!("s-{polls}"), format!("s-{}", polls - 1)].contains(&state.to_owned()),
+        "{state} after {polls} polls"
+    );
 }
 
 /// A reply whose stream ends before its answer: the connection was lost.
@@ -365,4 +373,59 @@ async fn a_server_that_never_answers_tasks_cancel_holds_nothing_up() {
         started.elapsed()
     );
     assert_eq!(server.stats().count("tasks/cancel"), 1);
+}
+
+#[tokio::test]
+async fn a_task_whose_result_mentions_task_augmentation_is_the_tools_own_answer() {
+    // A 2026 call becomes a task without the binding asking; its error result is the
+    // tool's, even in the words of a server that wanted a task: the tool ran.
+    let config = task_config(
+        Era::Stateless,
+        |_, seen| {
+            status(
+                seen,
+                "completed",
+                r#","result":{"content":[{"type":"text","text":"requires task augmentation"}],"isError":true}"#,
+            )
+        },
+        done,
+    );
+    let server = TestServer::start(config);
+    let out = run_as(&server, 20, 65_536, false).await;
+    assert_eq!(out.result["is_error"], true, "{}", out.result);
+    assert_eq!(kind(&out), "(none)", "{}", out.result);
+    assert_eq!(
+        out.result["content"][0]["text"], "requires task augmentation",
+        "{}",
+        out.result
+    );
+}
+
+#[tokio::test]
+async fn a_2026_task_created_already_done_is_polled_once_for_its_result() {
+    let polls = Arc::new(AtomicUsize::new(0));
+    let counted = polls.clone();
+    let server = hostile(Era::Stateless, move |seen| {
+        let id = seen.id_json();
+        match seen.method()? {
+            "tools/call" => Some(RawReply::result(
+                &id,
+                r#"{"resultType":"task","taskId":"t-d","status":"completed"}"#,
+            )),
+            "tasks/get" => {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Some(RawReply::result(
+                    &id,
+                    r#"{"resultType":"complete","taskId":"t-d","status":"completed","result":{"content":[{"type":"text","text":"early"}]}}"#,
+                ))
+            }
+            _ => None,
+        }
+    });
+    let out = run(&server, 20, 65_536).await;
+    assert_eq!(out.result["content"][0]["text"], "early", "{}", out.result);
+    assert_eq!(polls.load(Ordering::SeqCst), 1);
+    let stats = server.stats();
+    assert_eq!(stats.count("tasks/result"), 0, "no such request in 2026");
+    assert_eq!(stats.count("tasks/cancel"), 0);
 }

@@ -67,8 +67,9 @@ async fn the_reference_servers_question_inside_a_task_reaches_the_responder() {
 }
 
 /// A 2026-era server whose task asks one question, then completes with the answer once
-/// `tasks/update` brought it.
-fn asking_server() -> (TestServer, Arc<Mutex<Option<Value>>>, Arc<AtomicBool>) {
+/// `tasks/update` brought it; the first `lost` updates get a busy answer and are dropped.
+fn asking_server(lost: usize) -> (TestServer, Arc<Mutex<Option<Value>>>, Arc<AtomicBool>) {
+    let dropped = std::sync::atomic::AtomicUsize::new(0);
     let answer: Arc<Mutex<Option<Value>>> = Arc::default();
     let cancelled = Arc::new(AtomicBool::new(false));
     let (seen, stop) = (answer.clone(), cancelled.clone());
@@ -79,6 +80,9 @@ fn asking_server() -> (TestServer, Arc<Mutex<Option<Value>>>, Arc<AtomicBool>) {
             "tools/call" => reply(
                 r#"{"resultType":"task","taskId":"t-q","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlSeconds":60,"pollIntervalMilliseconds":0}"#,
             ),
+            "tasks/update" if dropped.fetch_add(1, Ordering::SeqCst) < lost => {
+                Some(RawReply::json(503, "busy"))
+            }
             "tasks/update" => {
                 let responses = req.body.pointer("/params/inputResponses/q1").cloned();
                 *seen.lock().expect("the answer") = responses;
@@ -112,7 +116,7 @@ fn spec(url: &str) -> Value {
 
 #[tokio::test]
 async fn a_2026_tasks_question_is_answered_with_tasks_update() {
-    let (server, answer, _) = asking_server();
+    let (server, answer, _) = asking_server(0);
     let (result, responder) = with_responder(&binding(spec(&server.url())), json!({})).await;
     assert!(!result.is_error, "{result:?}");
     assert_eq!(
@@ -133,7 +137,7 @@ async fn a_2026_tasks_question_is_answered_with_tasks_update() {
 
 #[tokio::test]
 async fn without_a_responder_a_tasks_question_ends_the_call_and_the_task() {
-    let (server, _, cancelled) = asking_server();
+    let (server, _, cancelled) = asking_server(0);
     let h = Harness::new();
     let out = call(&h, &binding(spec(&server.url())), "c-no", json!({})).await;
     assert_eq!(
@@ -145,4 +149,18 @@ async fn without_a_responder_a_tasks_question_ends_the_call_and_the_task() {
     h.flush().await;
     assert!(cancelled.load(Ordering::SeqCst), "the task is cancelled");
     assert_eq!(server.stats().count("tasks/update"), 0);
+}
+
+#[tokio::test]
+async fn answers_the_server_did_not_take_are_sent_again_not_asked_again() {
+    let (server, answer, _) = asking_server(2);
+    let (result, responder) = with_responder(&binding(spec(&server.url())), json!({})).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(
+        *responder.asked.lock().expect("the log"),
+        ["elicitation/create"],
+        "the user is asked once"
+    );
+    assert!(answer.lock().expect("the answer").is_some());
+    assert_eq!(server.stats().count("tasks/update"), 3);
 }

@@ -151,16 +151,27 @@ impl<'a> ProgressReporter<'a> {
     /// progress is the next whole number above the last one (1 when there was none). For
     /// work whose steps have no numbers of their own (a task's status messages).
     pub fn advance(&self, message: String) -> bool {
-        let next = {
-            let last = self
-                .last
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            // Finite (only finite values are kept) and floored before the cast, which
-            // saturates; a negative last step starts at 1.
-            last.map_or(1, |last| (last.max(0.0).floor() as u64).saturating_add(1))
+        /// The first whole number past which `f64` cannot hold every whole number.
+        const EXACT_WHOLE: f64 = 9_007_199_254_740_992.0;
+        let last = *self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let next = match last {
+            None => ExactNumber::from(1u64),
+            // Finite (only finite values are kept) and below 2^53, so the cast is exact; a
+            // negative last step starts at 1.
+            Some(last) if last < EXACT_WHOLE => {
+                ExactNumber::from((last.max(0.0).floor() as u64).saturating_add(1))
+            }
+            // Past 2^53 "one more" may read back as the same number: the next one up is
+            // the smallest step that is still above.
+            Some(last) => match ExactNumber::try_from(last.next_up()) {
+                Ok(next) => next,
+                Err(_) => return false,
+            },
         };
-        self.report(ExactNumber::from(next), None, Some(message))
+        self.report(next, None, Some(message))
     }
 }
 
@@ -438,5 +449,29 @@ mod tests {
                 ("41".into(), Some("after 40".into())),
             ]
         );
+    }
+
+    #[test]
+    fn advancing_past_the_exact_whole_numbers_still_goes_up() {
+        let seen = Mutex::new(Vec::new());
+        let sink = |event: ProgressEvent| seen.lock().unwrap().push(event);
+        let reporter = ProgressReporter::new("c1", &sink);
+        let huge = ExactNumber::parse("9007199254740993").unwrap();
+        assert!(reporter.report(huge, None, None));
+        assert!(reporter.advance("one".into()));
+        assert!(reporter.advance("two".into()));
+        // The largest finite number has nothing above it: the step is dropped, not wrapped.
+        let top = ExactNumber::try_from(f64::MAX).unwrap();
+        assert!(reporter.report(top, None, None));
+        assert!(!reporter.advance("past the top".into()));
+        let values: Vec<f64> = seen
+            .into_inner()
+            .unwrap()
+            .iter()
+            .take(3)
+            .map(|e| e.progress.as_f64())
+            .collect();
+        assert_eq!(values.len(), 3);
+        assert!(values.windows(2).all(|w| w[1] > w[0]), "{values:?}");
     }
 }

@@ -97,10 +97,11 @@ pub(crate) async fn call(
     );
     calling.ctx.mark_sent();
     let mut traffic = (0u64, 0u64);
-    let mut outcome = run(channel, calling, &mut call, out, &mut traffic).await;
+    let (mut outcome, tasked) = run(channel, calling, &mut call, out, &mut traffic).await;
     // A tool that runs only as a task, called directly: the server's refusal (an error,
-    // or an SDK's error result) becomes the one error that says what to do.
-    if calling.request.task.is_none() {
+    // or an SDK's error result) becomes the one error that says what to do. An outcome
+    // of a task is never that refusal: the tool ran.
+    if calling.request.task.is_none() && !tasked {
         let required = match &outcome {
             Ok(result) => says_task_required(Ok(result)),
             Err(DriverError {
@@ -129,13 +130,14 @@ pub(crate) async fn call(
     })
 }
 
+/// Drives the call's rounds to its outcome; says too whether the call went on as a task.
 async fn run(
     channel: &mut Channel,
     calling: &Calling<'_>,
     call: &mut Call,
     mut out: Outgoing,
     (exchanges, bytes_in): &mut (u64, u64),
-) -> Result<CallToolResult, DriverError> {
+) -> (Result<CallToolResult, DriverError>, bool) {
     let tool = Some(calling.request.tool);
     loop {
         channel.cleanup.in_flight = call.in_flight();
@@ -158,19 +160,33 @@ async fn run(
         };
         // The operation ends with its answer: the user's answers come after it.
         op.end(failure, || link.secrets());
-        match round? {
+        let round = match round {
+            Ok(round) => round,
+            Err(e) => return (Err(e), false),
+        };
+        match round {
             Next::Task(task) => {
                 channel.cleanup.in_flight = None;
-                return super::task::follow(channel, calling, *task).await;
+                let token = call.progress_token().clone();
+                return (
+                    super::task::follow(channel, calling, *task, token).await,
+                    true,
+                );
             }
             Next::InputRequired(requests, state) => {
                 out = answer_input(calling, call, requests, state).await;
             }
             Next::Done(outcome) => {
-                return outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e)));
+                let outcome = outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e)));
+                return (outcome, false);
             }
             // `round` reads on until the core says more than "read on".
-            Next::Read => return Err(DriverError::new(Step::Call, Cause::Core(ended()))),
+            Next::Read => {
+                return (
+                    Err(DriverError::new(Step::Call, Cause::Core(ended()))),
+                    false,
+                );
+            }
         }
     }
 }

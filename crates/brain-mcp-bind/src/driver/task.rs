@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use brain_mcp_proto::client::task::{Next, Task};
-use brain_mcp_proto::client::{Call, CallError};
+use brain_mcp_proto::client::{Call, CallError, Outgoing};
+use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
 use brain_mcp_transport::ErrorKind as TransportKind;
@@ -24,23 +25,24 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 /// The longest wait between two attempts at a request that got no answer.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-/// Follows `task` until it ends, reporting each new status message as progress.
+/// Follows `task` until it ends, reporting each new status message as progress; the
+/// call's `progress_token` carries the progress of a result read as a call's reply.
 pub(crate) async fn follow(
     channel: &mut Channel,
     calling: &Calling<'_>,
     mut task: Task,
+    progress_token: RequestId,
 ) -> Result<CallToolResult, DriverError> {
-    channel.cleanup.task =
-        Some(task.cancel(&channel.framing, calling.client.next_id(), calling.identity));
+    hold_cancel(channel, calling, &task);
     let mut next = task.start();
     let mut backoff = FIRST_BACKOFF;
     let outcome = loop {
         report(channel, calling, &mut task);
-        let (out, answering) = match next {
+        let out = match next {
             Next::Poll(wait) => {
                 tokio::time::sleep(wait).await;
                 let id = calling.client.next_id();
-                (task.get(&channel.framing, id, calling.identity), false)
+                task.get(&channel.framing, id, calling.identity)
             }
             Next::Fetch => {
                 // Read as a call's reply: in 2025-11-25 the task's questions come on it.
@@ -50,7 +52,7 @@ pub(crate) async fn follow(
                     channel.framing.clone(),
                     channel.link.carrier(),
                     id,
-                    &calling.ctx.call.call_id,
+                    progress_token.clone(),
                     calling.identity,
                 );
                 match awaited(channel, calling, &mut reading, out).await {
@@ -63,9 +65,10 @@ pub(crate) async fn follow(
                         if !worth_again(&e) {
                             break Err(e);
                         }
-                        tokio::time::sleep(backoff).await;
+                        // The status says what comes next: the result again once the
+                        // task ended, or (bounded) its questions.
+                        next = Next::Poll(backoff);
                         backoff = (backoff * 2).min(MAX_BACKOFF);
-                        next = Next::Fetch;
                         continue;
                     }
                 }
@@ -79,11 +82,11 @@ pub(crate) async fn follow(
                         .await;
                     answers.push((asked.key, answer));
                 }
-                let id = calling.client.next_id();
-                (
-                    task.update(&channel.framing, id, calling.identity, answers),
-                    true,
-                )
+                if let Err(e) = deliver(channel, calling, &task, &answers).await {
+                    break Err(e);
+                }
+                next = task.resume(answers.iter().map(|(key, _)| key.as_str()));
+                continue;
             }
             Next::InputRequired => {
                 // Brain's bindings have no user: the task is cancelled (by the cleanup,
@@ -97,14 +100,12 @@ pub(crate) async fn follow(
         };
         let (link, framing) = (&channel.link, &channel.framing);
         match request_reading(link, framing, out, Step::Task, calling.budget).await {
-            // The answers were taken: poll on.
-            Ok(_) if answering => next = task.resume(),
             Ok((status, _)) => {
                 backoff = FIRST_BACKOFF;
                 next = task.handle_status(&status);
+                // The cancel echoes the state of the latest status.
+                hold_cancel(channel, calling, &task);
             }
-            // A poll again after the backoff (answers are not sent twice: the server
-            // asks again if it did not get them).
             Err(e) if worth_again(&e) => {
                 next = Next::Poll(backoff);
                 backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -118,6 +119,48 @@ pub(crate) async fn follow(
         channel.cleanup.task = None;
     }
     outcome
+}
+
+/// Keeps the task's `tasks/cancel`, built from its latest status, for the channel's
+/// cleanup to send if the call is dropped.
+fn hold_cancel(channel: &mut Channel, calling: &Calling<'_>, task: &Task) {
+    let id = calling.client.next_id();
+    channel.cleanup.task = Some(task.cancel(&channel.framing, id, calling.identity));
+}
+
+/// Sends the answers to a task's questions (`tasks/update`) until the server takes them:
+/// a request that got no answer is sent again, under a new id, after a backoff, so no
+/// answer the user gave is lost to a dropped connection.
+async fn deliver(
+    channel: &Channel,
+    calling: &Calling<'_>,
+    task: &Task,
+    answers: &[(
+        String,
+        Result<serde_json::Value, brain_mcp_proto::client::Refusal>,
+    )],
+) -> Result<(), DriverError> {
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let id = calling.client.next_id();
+        let out: Outgoing = task.update(&channel.framing, id, calling.identity, answers);
+        match request_reading(
+            &channel.link,
+            &channel.framing,
+            out,
+            Step::Task,
+            calling.budget,
+        )
+        .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if worth_again(&e) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Hands the task's new status message to the caller as the next step of progress.

@@ -181,19 +181,20 @@ impl Call {
 
     /// A call whose outcome comes as the response to request `id`, already sent by the
     /// driver (a task's `tasks/result`, 2025-11-25): its reply is read as a call's is,
-    /// server requests and progress for `call_id` included.
+    /// server requests and progress under `progress_token` (the original call's, see
+    /// [`Call::progress_token`]) included.
     pub fn awaiting(
         framing: Framing,
         carrier: Carrier,
         id: RequestId,
-        call_id: &str,
+        progress_token: RequestId,
         identity: &Identity,
     ) -> Self {
         Self {
             framing,
             carrier,
             id,
-            progress_token: RequestId::String(call_id.to_owned()),
+            progress_token,
             answers_input: identity.answers_input(),
             asks_task: false,
             actions: VecDeque::new(),

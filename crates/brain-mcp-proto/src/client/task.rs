@@ -105,8 +105,13 @@ pub struct Task {
     answers_input: bool,
     /// The questions of the last `input_required` status (2026).
     asked: Vec<InputRequest>,
-    /// The keys answered so far: each question is answered once.
+    /// The keys whose answers the server took: each question is answered once.
     answered: HashSet<String>,
+    /// Whether a `tasks/get` answer was read (a status, not the creation answer).
+    polled: bool,
+    /// How many times `tasks/result` was asked for before the task ended (2025-11-25:
+    /// each may carry questions, so they are bounded as questions are).
+    early_fetches: usize,
 }
 
 /// The members of a task status this client reads (2025-11-25 and the 2026 extension).
@@ -226,6 +231,8 @@ impl Task {
                 _ => Vec::new(),
             },
             answered: HashSet::new(),
+            polled: false,
+            early_fetches: 0,
         };
         Ok((task, status))
     }
@@ -237,21 +244,24 @@ impl Task {
         self
     }
 
-    /// What to do once the answers were sent: poll again at the task's interval.
-    pub fn resume(&self) -> Next {
+    /// What to do once the server took the answers to `keys`: poll again at the task's
+    /// interval. Those questions are not asked again, however often a status repeats them.
+    pub fn resume<'k>(&mut self, keys: impl IntoIterator<Item = &'k str>) -> Next {
+        self.answered.extend(keys.into_iter().map(str::to_owned));
         Next::Poll(self.interval)
     }
 
     /// The `tasks/update` request under `id` (2026): the answers to the task's questions,
-    /// by key, a refusal as an error object.
+    /// by key, a refusal as an error object. It may be sent again under a new id when no
+    /// answer came: the answers are the same.
     pub fn update(
         &self,
         framing: &Framing,
         id: RequestId,
         identity: &Identity,
-        answers: Vec<(String, Result<Value, Refusal>)>,
+        answers: &[(String, Result<Value, Refusal>)],
     ) -> Outgoing {
-        let responses = Value::Object(super::call::input_responses(answers));
+        let responses = Value::Object(super::call::input_responses(answers.to_vec()));
         self.request_with(framing, TASKS_UPDATE, id, identity, Some(responses))
     }
 
@@ -278,6 +288,7 @@ impl Task {
                 "the server answered tasks/get with another task's status".into(),
             ))),
             Ok((read, status)) => {
+                self.polled = true;
                 self.status = status;
                 self.interval = read.interval;
                 self.outcome = read.outcome;
@@ -299,6 +310,12 @@ impl Task {
             // 2025-11-25: the questions come on the stream of `tasks/result`, which is
             // read as a call's reply is (the responder answers them there).
             Status::InputRequired if matches!(self.framing, Framing::Handshake { .. }) => {
+                self.early_fetches += 1;
+                if self.early_fetches > MAX_QUESTIONS {
+                    return Next::Finished(Err(CallError::Protocol(format!(
+                        "the task stayed input_required through {MAX_QUESTIONS} reads of its result"
+                    ))));
+                }
                 Next::Fetch
             }
             Status::InputRequired => {
@@ -314,15 +331,20 @@ impl Task {
                         "the task asked more than {MAX_QUESTIONS} questions"
                     ))));
                 }
-                self.answered.extend(new.iter().map(|q| q.key.clone()));
                 Next::Answer(new)
             }
             Status::Cancelled => Next::Finished(Err(CallError::Protocol(
                 "the server cancelled the task before it finished".into(),
             ))),
-            Status::Completed | Status::Failed => match self.outcome.take() {
-                Some(outcome) => Next::Finished(outcome),
-                None => Next::Fetch,
+            Status::Completed | Status::Failed => match (self.outcome.take(), &self.framing) {
+                (Some(outcome), _) => Next::Finished(outcome),
+                (None, Framing::Handshake { .. }) => Next::Fetch,
+                // 2026: the outcome comes with a polled status (a task created already
+                // ended is polled once for it); there is no request that fetches it.
+                (None, Framing::Stateless(_)) if !self.polled => Next::Poll(POLL_FLOOR),
+                (None, Framing::Stateless(_)) => Next::Finished(Err(CallError::Protocol(
+                    "the task ended but its status carries no outcome".into(),
+                ))),
             },
         }
     }

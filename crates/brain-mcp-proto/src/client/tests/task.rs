@@ -390,10 +390,8 @@ fn questions_go_to_a_client_that_answers_each_once() {
         (questions[0].key.as_str(), questions[0].method.as_str()),
         ("q1", "elicitation/create")
     );
-    assert!(
-        matches!(task.handle_status(&asking), Next::Poll(_)),
-        "asked already"
-    );
+    // Until the server takes the answers, a repeated status asks again.
+    assert!(matches!(task.handle_status(&asking), Next::Answer(q) if q.len() == 1));
     let answers = vec![
         ("q1".to_owned(), Ok(json!({"action": "accept"}))),
         (
@@ -401,14 +399,24 @@ fn questions_go_to_a_client_that_answers_each_once() {
             Err(crate::client::Refusal::new(ErrorCode(-32601), "no")),
         ),
     ];
-    let update = task.update(&stateless(), RequestId::Number(9), &identity(), answers);
+    let update = task.update(&stateless(), RequestId::Number(9), &identity(), &answers);
     assert_eq!(update.method, "tasks/update");
     let params = &parse(&update.body)["params"];
     assert_eq!(params["taskId"], "t-q");
     assert_eq!(params["requestState"], "r");
     assert_eq!(params["inputResponses"]["q1"], json!({"action": "accept"}));
     assert_eq!(params["inputResponses"]["q2"]["error"]["code"], -32601);
-    assert!(matches!(task.resume(), Next::Poll(_)));
+    // Sent again under a new id, the same answers.
+    let again = task.update(&stateless(), RequestId::Number(10), &identity(), &answers);
+    assert_eq!(
+        parse(&again.body)["params"]["inputResponses"],
+        params["inputResponses"]
+    );
+    assert!(matches!(task.resume(["q1", "q2"]), Next::Poll(_)));
+    assert!(
+        matches!(task.handle_status(&asking), Next::Poll(_)),
+        "answered already"
+    );
     // In a session the questions come on the result's stream: fetch it.
     let mut session_task = created_answering();
     let status = raw(json!({"taskId": "t-1", "status": "input_required"}));
@@ -422,9 +430,15 @@ fn questions_go_to_a_client_that_answers_each_once() {
     for i in 0..100 {
         let ask = raw(json!({"taskId": "t-q", "status": "input_required",
             "inputRequests": {format!("k{i}"): {"method": "elicitation/create"}}}));
-        if let Next::Finished(Err(CallError::Protocol(_))) = greedy.handle_status(&ask) {
-            ended = true;
-            break;
+        match greedy.handle_status(&ask) {
+            Next::Finished(Err(CallError::Protocol(_))) => {
+                ended = true;
+                break;
+            }
+            Next::Answer(questions) => {
+                let _ = greedy.resume(questions.iter().map(|q| q.key.as_str()));
+            }
+            other => panic!("{other:?}"),
         }
     }
     assert!(ended, "a bounded number of questions");
@@ -452,4 +466,71 @@ fn a_task_the_call_did_not_ask_for_is_the_servers_protocol_error() {
         call.poll(),
         Some(Action::Finished(Err(CallError::Protocol(_))))
     ));
+}
+
+#[test]
+fn a_session_task_that_keeps_asking_through_its_result_is_stopped() {
+    let mut task = created_answering();
+    let asking = raw(json!({"taskId": "t-1", "status": "input_required"}));
+    let mut fetches = 0;
+    let ended = loop {
+        match task.handle_status(&asking) {
+            Next::Fetch => fetches += 1,
+            Next::Finished(Err(CallError::Protocol(_))) => break true,
+            other => panic!("{other:?}"),
+        }
+        if fetches > 1000 {
+            break false;
+        }
+    };
+    assert!(ended, "bounded");
+    assert_eq!(fetches, crate::client::task::MAX_QUESTIONS);
+}
+
+#[test]
+fn a_2026_task_created_already_ended_is_polled_once_for_its_outcome() {
+    let stateless = Framing::Stateless(ProtocolVersion::V2026_07_28);
+    let created = raw(json!({"resultType": "task", "taskId": "t-d", "status": "completed"}));
+    let mut task = Task::from_call_result(&created, &stateless)
+        .unwrap()
+        .unwrap();
+    // No request fetches a 2026 outcome: the status is read again.
+    assert!(matches!(task.start(), Next::Poll(_)));
+    let done = raw(json!({"taskId": "t-d", "status": "completed",
+        "result": {"content": [{"type": "text", "text": "done"}]}}));
+    assert!(matches!(task.handle_status(&done), Next::Finished(Ok(_))));
+    // A polled status that ended without its outcome is the server's error, not a loop.
+    let mut bare = Task::from_call_result(&created, &stateless)
+        .unwrap()
+        .unwrap();
+    assert!(matches!(bare.start(), Next::Poll(_)));
+    let empty = raw(json!({"taskId": "t-d", "status": "completed"}));
+    assert!(matches!(
+        bare.handle_status(&empty),
+        Next::Finished(Err(CallError::Protocol(_)))
+    ));
+}
+
+#[test]
+fn a_fetched_result_reads_progress_under_the_original_calls_token() {
+    // A shared child's token is the call's JSON-RPC id, not the call id.
+    let mut reading = Call::awaiting(
+        session(),
+        Carrier::SharedProcess,
+        RequestId::Number(12),
+        RequestId::Number(7),
+        &identity(),
+    );
+    reading.handle(msg(
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"c-1","progress":1}}"#,
+    ));
+    reading.handle(msg(
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2}}"#,
+    ));
+    reading.handle(msg(r#"{"jsonrpc":"2.0","id":12,"result":{"content":[]}}"#));
+    let actions: Vec<Action> = std::iter::from_fn(|| reading.poll()).collect();
+    assert!(
+        matches!(&actions[..], [Action::Progress(p), Action::Finished(Ok(_))] if p.progress.get() == "2"),
+        "{actions:?}"
+    );
 }
