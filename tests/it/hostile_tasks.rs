@@ -429,3 +429,25 @@ async fn a_2026_task_created_already_done_is_polled_once_for_its_result() {
     assert_eq!(stats.count("tasks/result"), 0, "no such request in 2026");
     assert_eq!(stats.count("tasks/cancel"), 0);
 }
+
+#[tokio::test]
+async fn a_token_where_a_status_message_is_cut_shows_no_part_of_it() {
+    // Cut first, the token's head would survive without matching the token.
+    let server = task_server(
+        |n, seen| {
+            let message = format!("{}{TOKEN}", "y".repeat(500));
+            let state = if n < 1 { "working" } else { "completed" };
+            status(
+                seen,
+                state,
+                &format!(r#","statusMessage":{}"#, json!(message)),
+            )
+        },
+        done,
+    );
+    let out = run(&server, 20, 65_536).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(out.progress.len(), 1, "{:?}", out.progress);
+    let shown = printed(&out);
+    assert!(!shown.contains(&TOKEN[..8]), "part of the token: {shown}");
+}

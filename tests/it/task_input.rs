@@ -164,3 +164,58 @@ async fn answers_the_server_did_not_take_are_sent_again_not_asked_again() {
     assert!(answer.lock().expect("the answer").is_some());
     assert_eq!(server.stats().count("tasks/update"), 3);
 }
+
+/// An event-stream reply carrying `messages` and then ending.
+fn stream(messages: &[String]) -> RawReply {
+    let body: String = messages
+        .iter()
+        .map(|m| format!("event: message\ndata: {m}\n\n"))
+        .collect();
+    RawReply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body: body.into_bytes(),
+    }
+}
+
+#[tokio::test]
+async fn a_question_asked_again_on_a_second_read_of_the_result_is_not_asked_again() {
+    // 2025-11-25: the first read of `tasks/result` asks, then its stream breaks; the
+    // second asks the same again, then carries the result.
+    let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = reads.clone();
+    let server = hostile(Era::Handshake, move |req| {
+        let id = req.id_json();
+        let question = r#"{"jsonrpc":"2.0","id":"e-1","method":"elicitation/create","params":{"message":"which?","requestedSchema":{"type":"object"}}}"#.to_owned();
+        match req.method()? {
+            "tools/call" => Some(RawReply::result(
+                &id,
+                r#"{"task":{"taskId":"t-r","status":"working","pollInterval":0}}"#,
+            )),
+            "tasks/get" => Some(RawReply::result(
+                &id,
+                r#"{"taskId":"t-r","status":"input_required","pollInterval":0}"#,
+            )),
+            "tasks/result" if counted.fetch_add(1, Ordering::SeqCst) == 0 => {
+                Some(stream(&[question]))
+            }
+            "tasks/result" => Some(stream(&[
+                question,
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"read twice"}}]}}}}"#
+                ),
+            ])),
+            _ => None,
+        }
+    });
+    let mut form = spec(&server.url());
+    form["task_support"] = json!("required");
+    let (result, responder) = with_responder(&binding(form), json!({})).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(reads.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        *responder.asked.lock().expect("the log"),
+        ["elicitation/create"],
+        "the user is asked once"
+    );
+}

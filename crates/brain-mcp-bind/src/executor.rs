@@ -183,10 +183,7 @@ impl McpExecutor {
         let calling = Calling {
             client,
             identity,
-            asker: Asker {
-                responder: self.responder.as_deref(),
-                ctx,
-            },
+            asker: Asker::new(self.responder.as_deref(), ctx),
             request: &request,
             ctx,
             budget: read_budget(ctx.binding.max_output_bytes()),

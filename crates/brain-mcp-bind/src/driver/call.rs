@@ -1,11 +1,14 @@
 //! The one call loop: a `tools/call` of the core's [`Call`] machine driven over a channel,
 //! whatever carries it, from the request to its outcome.
 
-use brain_mcp_proto::client::task::{Task, says_task_required};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Mutex, PoisonError};
+
+use brain_mcp_proto::client::task::{MAX_QUESTIONS, Task, says_task_required};
 use brain_mcp_proto::client::{
     Action, Call, CallError, CallRequest, Identity, InputRequest, Outgoing, Refusal,
 };
-use brain_mcp_proto::jsonrpc::ErrorCode;
+use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
 use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_proto::text::FRAGMENT_LIMIT;
 use brain_tools_core::{ExactNumber, ExecContext};
@@ -26,11 +29,70 @@ use tracing::Instrument;
 /// responder, told whose call it is, or nobody (a refusal: Brain's bindings have no user).
 #[derive(Clone, Copy)]
 pub(crate) struct Asker<'a> {
-    pub(crate) responder: Option<&'a dyn Responder>,
-    pub(crate) ctx: &'a ExecContext<'a>,
+    responder: Option<&'a dyn Responder>,
+    ctx: &'a ExecContext<'a>,
+    /// Answers given so far, when a question asked again is answered the same.
+    asked: Option<&'a Asked>,
 }
 
-impl Asker<'_> {
+/// The answers given to the requests of one task's result streams (2025-11-25), by
+/// request (its id, method and parameters): a read of the result that breaks is made
+/// again, and the server may ask again what was answered. At most
+/// [`MAX_QUESTIONS`](brain_mcp_proto::client::task::MAX_QUESTIONS) are asked; past them,
+/// each new one is refused.
+#[derive(Default)]
+pub(crate) struct Asked {
+    keys: RandomState,
+    answers: Mutex<Vec<(u64, Result<Value, Refusal>)>>,
+}
+
+impl<'a> Asker<'a> {
+    /// The executor's `responder` (none: every request refused) for the call of `ctx`.
+    pub(crate) fn new(responder: Option<&'a dyn Responder>, ctx: &'a ExecContext<'a>) -> Self {
+        Self {
+            responder,
+            ctx,
+            asked: None,
+        }
+    }
+
+    /// The same asker, answering a request asked again from `asked`.
+    pub(super) fn remembering(self, asked: &'a Asked) -> Self {
+        Self {
+            asked: Some(asked),
+            ..self
+        }
+    }
+
+    /// Answers a server's request `id`: from memory when it was answered before.
+    async fn ask_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Value, Refusal> {
+        let Some(asked) = self.asked else {
+            return self.ask(method, params).await;
+        };
+        let key = asked.keys.hash_one((id, method, params.map(RawValue::get)));
+        let lock = || asked.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        {
+            let answers = lock();
+            if let Some((_, answer)) = answers.iter().find(|(k, _)| *k == key) {
+                return answer.clone();
+            }
+            if answers.len() >= MAX_QUESTIONS {
+                return Err(Refusal::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("this task asked more than {MAX_QUESTIONS} questions"),
+                ));
+            }
+        }
+        let answer = self.ask(method, params).await;
+        lock().push((key, answer.clone()));
+        answer
+    }
+
     pub(super) async fn ask(
         &self,
         method: &str,
@@ -69,6 +131,7 @@ enum Next {
 }
 
 /// What one call needs besides its channel.
+#[derive(Clone, Copy)]
 pub(crate) struct Calling<'a> {
     pub(crate) client: &'a McpClient,
     pub(crate) identity: &'a Identity,
@@ -284,7 +347,10 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
                 }
             }
             Action::Ask { id, method, params } => {
-                let answer = calling.asker.ask(&method, params.as_deref()).await;
+                let answer = calling
+                    .asker
+                    .ask_request(&id, &method, params.as_deref())
+                    .await;
                 let reply = call.answer(&id, answer);
                 Box::pin(channel.link.notify(reply)).await;
             }

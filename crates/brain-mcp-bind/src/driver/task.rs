@@ -7,14 +7,14 @@
 
 use std::time::Duration;
 
-use brain_mcp_proto::client::task::{Next, Task};
-use brain_mcp_proto::client::{Call, CallError, Outgoing};
+use brain_mcp_proto::client::task::{Next, STATUS_MESSAGE_LIMIT, Task};
+use brain_mcp_proto::client::{Call, CallError, Refusal};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::CallToolResult;
-use brain_mcp_proto::text::FRAGMENT_LIMIT;
 use brain_mcp_transport::ErrorKind as TransportKind;
+use serde_json::Value;
 
-use super::call::{Calling, awaited};
+use super::call::{Asked, Calling, awaited};
 use super::error::{Cause, DriverError, Step, safe};
 use super::request::request_reading;
 use super::session::Channel;
@@ -36,6 +36,19 @@ pub(crate) async fn follow(
     hold_cancel(channel, calling, &task);
     let mut next = task.start();
     let mut backoff = FIRST_BACKOFF;
+    // Grows with every result read that got no answer, and only then: a server that
+    // answers polls but never the result is not read at the first backoff forever.
+    let mut fetch_backoff = FIRST_BACKOFF;
+    // 2025-11-25: questions asked on the result's stream, answered once however often a
+    // read of the result asks them again.
+    let asked = Asked::default();
+    let fetching = Calling {
+        asker: calling.asker.remembering(&asked),
+        ..*calling
+    };
+    // 2026: the answers given and not yet taken, sent again (never asked again) while the
+    // task still asks.
+    let mut given: Vec<(String, Result<Value, Refusal>)> = Vec::new();
     let outcome = loop {
         report(channel, calling, &mut task);
         let out = match next {
@@ -55,37 +68,65 @@ pub(crate) async fn follow(
                     progress_token.clone(),
                     calling.identity,
                 );
-                match awaited(channel, calling, &mut reading, out).await {
-                    Ok(result) => break task.checked(result).map_err(core),
+                match awaited(channel, &fetching, &mut reading, out).await {
+                    Ok(result) => {
+                        // The task ended, whatever its last status said.
+                        channel.cleanup.task = None;
+                        break task.checked(result).map_err(core);
+                    }
                     Err(e) => {
                         let e = DriverError {
                             step: Step::Task,
                             ..e
                         };
                         if !worth_again(&e) {
+                            if matches!(e.cause, Cause::Core(_)) {
+                                // The server's answer: the task ended.
+                                channel.cleanup.task = None;
+                            }
                             break Err(e);
                         }
                         // The status says what comes next: the result again once the
                         // task ended, or (bounded) its questions.
-                        next = Next::Poll(backoff);
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        next = Next::Poll(fetch_backoff);
+                        fetch_backoff = (fetch_backoff * 2).min(MAX_BACKOFF);
                         continue;
                     }
                 }
             }
             Next::Answer(questions) => {
                 let mut answers = Vec::with_capacity(questions.len());
-                for asked in questions {
-                    let answer = calling
-                        .asker
-                        .ask(&asked.method, asked.params.as_deref())
-                        .await;
-                    answers.push((asked.key, answer));
+                for question in questions {
+                    let answer = match given.iter().find(|(key, _)| *key == question.key) {
+                        Some((_, answer)) => answer.clone(),
+                        None => {
+                            let answer = calling
+                                .asker
+                                .ask(&question.method, question.params.as_deref())
+                                .await;
+                            given.push((question.key.clone(), answer.clone()));
+                            answer
+                        }
+                    };
+                    answers.push((question.key, answer));
                 }
-                if let Err(e) = deliver(channel, calling, &task, &answers).await {
-                    break Err(e);
+                let id = calling.client.next_id();
+                let out = task.update(&channel.framing, id, calling.identity, &answers);
+                let (link, framing) = (&channel.link, &channel.framing);
+                match request_reading(link, framing, out, Step::Task, calling.budget).await {
+                    Ok(_) => {
+                        given.retain(|(key, _)| !answers.iter().any(|(k, _)| k == key));
+                        next = task.resume(answers.iter().map(|(key, _)| key.as_str()));
+                    }
+                    // The update may or may not have arrived: the next status says whether
+                    // the task still asks (and with which state), and the same answers go
+                    // again if it does.
+                    Err(e) if worth_again(&e) => {
+                        next = Next::Poll(backoff);
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                    }
+                    Err(e) => break Err(e),
                 }
-                next = task.resume(answers.iter().map(|(key, _)| key.as_str()));
                 continue;
             }
             Next::InputRequired => {
@@ -128,45 +169,11 @@ fn hold_cancel(channel: &mut Channel, calling: &Calling<'_>, task: &Task) {
     channel.cleanup.task = Some(task.cancel(&channel.framing, id, calling.identity));
 }
 
-/// Sends the answers to a task's questions (`tasks/update`) until the server takes them:
-/// a request that got no answer is sent again, under a new id, after a backoff, so no
-/// answer the user gave is lost to a dropped connection.
-async fn deliver(
-    channel: &Channel,
-    calling: &Calling<'_>,
-    task: &Task,
-    answers: &[(
-        String,
-        Result<serde_json::Value, brain_mcp_proto::client::Refusal>,
-    )],
-) -> Result<(), DriverError> {
-    let mut backoff = FIRST_BACKOFF;
-    loop {
-        let id = calling.client.next_id();
-        let out: Outgoing = task.update(&channel.framing, id, calling.identity, answers);
-        match request_reading(
-            &channel.link,
-            &channel.framing,
-            out,
-            Step::Task,
-            calling.budget,
-        )
-        .await
-        {
-            Ok(_) => return Ok(()),
-            Err(e) if worth_again(&e) => {
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// Hands the task's new status message to the caller as the next step of progress.
 fn report(channel: &Channel, calling: &Calling<'_>, task: &mut Task) {
     if let Some(message) = task.news() {
-        let message = safe(&channel.link.secrets(), &message, FRAGMENT_LIMIT);
+        // Made safe whole, then cut: a cut first could split a secret past recognition.
+        let message = safe(&channel.link.secrets(), &message, STATUS_MESSAGE_LIMIT);
         calling.ctx.progress.advance(message);
     }
 }

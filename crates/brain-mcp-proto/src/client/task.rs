@@ -16,7 +16,6 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, RequestId};
-use crate::text::cut;
 
 use super::call::{InputRequest, Refusal};
 use super::call_error::CallError;
@@ -45,7 +44,8 @@ pub const POLL_FLOOR: Duration = Duration::from_millis(250);
 pub const POLL_CEILING: Duration = Duration::from_secs(30);
 /// The wait when the server names none.
 pub const POLL_DEFAULT: Duration = Duration::from_secs(1);
-/// The most bytes of a status message passed on.
+/// The most bytes of a status message passed on: the driver cuts it there once the
+/// message is made safe (a cut first could leave part of a secret unrecognised).
 pub const STATUS_MESSAGE_LIMIT: usize = 512;
 /// The most bytes of a task id kept: an id is echoed in every request.
 pub const TASK_ID_LIMIT: usize = 256;
@@ -107,6 +107,8 @@ pub struct Task {
     asked: Vec<InputRequest>,
     /// The keys whose answers the server took: each question is answered once.
     answered: HashSet<String>,
+    /// Every key handed out to be answered, taken or not: at most [`MAX_QUESTIONS`].
+    handed: HashSet<String>,
     /// Whether a `tasks/get` answer was read (a status, not the creation answer).
     polled: bool,
     /// How many times `tasks/result` was asked for before the task ended (2025-11-25:
@@ -189,8 +191,8 @@ impl Task {
             "cancelled" => Status::Cancelled,
             other => {
                 return Err(CallError::Protocol(format!(
-                    "unknown task status {:?}",
-                    cut(other, 64)
+                    "unknown task status {}",
+                    quoted(other)
                 )));
             }
         };
@@ -213,9 +215,8 @@ impl Task {
             (Status::Failed, _, Some(error)) => Some(Err(failed_with(&error))),
             _ => None,
         };
-        let message = wire
-            .status_message
-            .map(|m| cut(&m, STATUS_MESSAGE_LIMIT).into_owned());
+        // Whole (the reply's budget bounds it): the driver redacts, then cuts.
+        let message = wire.status_message;
         let task = Self {
             id: wire.task_id,
             status: status.clone(),
@@ -231,6 +232,7 @@ impl Task {
                 _ => Vec::new(),
             },
             answered: HashSet::new(),
+            handed: HashSet::new(),
             polled: false,
             early_fetches: 0,
         };
@@ -313,7 +315,7 @@ impl Task {
                 self.early_fetches += 1;
                 if self.early_fetches > MAX_QUESTIONS {
                     return Next::Finished(Err(CallError::Protocol(format!(
-                        "the task stayed input_required through {MAX_QUESTIONS} reads of its result"
+                        "the task's result was asked for {MAX_QUESTIONS} times while it waited for input"
                     ))));
                 }
                 Next::Fetch
@@ -326,11 +328,13 @@ impl Task {
                 if new.is_empty() {
                     return Next::Poll(self.interval);
                 }
-                if self.answered.len() + new.len() > MAX_QUESTIONS {
+                let unseen = new.iter().filter(|q| !self.handed.contains(&q.key)).count();
+                if self.handed.len() + unseen > MAX_QUESTIONS {
                     return Next::Finished(Err(CallError::Protocol(format!(
                         "the task asked more than {MAX_QUESTIONS} questions"
                     ))));
                 }
+                self.handed.extend(new.iter().map(|q| q.key.clone()));
                 Next::Answer(new)
             }
             Status::Cancelled => Next::Finished(Err(CallError::Protocol(
@@ -441,6 +445,16 @@ impl Task {
     }
 }
 
+/// A server's word for an error message: whole and quoted when it is short, else only
+/// its length (a cut could keep part of a secret that redaction no longer recognises).
+fn quoted(text: &str) -> String {
+    if text.len() <= 64 {
+        format!("{text:?}")
+    } else {
+        format!("of {} bytes", text.len())
+    }
+}
+
 /// The questions of an `input_required` status (2026: `inputRequests`; none in 2025-11-25,
 /// whose questions come on the `tasks/result` stream).
 fn questions(raw: &RawValue) -> Result<Vec<InputRequest>, CallError> {
@@ -456,8 +470,8 @@ fn questions(raw: &RawValue) -> Result<Vec<InputRequest>, CallError> {
                 params: r.params,
             }),
             Err(e) => Err(CallError::Protocol(format!(
-                "input request {:?} is malformed: {e}",
-                cut(&key, 64)
+                "input request {} is malformed: {e}",
+                quoted(&key)
             ))),
         })
         .collect()

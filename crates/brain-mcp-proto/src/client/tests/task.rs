@@ -175,7 +175,7 @@ fn the_2026_extension_carries_the_outcome_in_the_status() {
 }
 
 #[test]
-fn a_status_message_is_news_once_and_bounded() {
+fn a_status_message_is_news_once_and_whole() {
     let mut task = created("working", json!(1000));
     assert_eq!(task.news().as_deref(), Some("Gathering sources..."));
     assert_eq!(task.news(), None);
@@ -185,8 +185,8 @@ fn a_status_message_is_news_once_and_bounded() {
     assert_eq!(task.news(), None, "no message keeps the last one");
     let long = "x".repeat(10_000);
     task.handle_status(&status("working", Some(&long)));
-    let message = task.news().unwrap();
-    assert!(message.len() <= 512 + 16, "{}", message.len());
+    // Whole: the driver redacts it, then cuts it (a cut first could split a secret).
+    assert_eq!(task.news().map(|m| m.len()), Some(10_000));
 }
 
 #[test]
@@ -435,9 +435,8 @@ fn questions_go_to_a_client_that_answers_each_once() {
                 ended = true;
                 break;
             }
-            Next::Answer(questions) => {
-                let _ = greedy.resume(questions.iter().map(|q| q.key.as_str()));
-            }
+            // Answers the server never takes count as much as taken ones.
+            Next::Answer(_) => {}
             other => panic!("{other:?}"),
         }
     }
