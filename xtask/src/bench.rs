@@ -112,7 +112,7 @@ fn sweep(plan: &Plan) -> Result<(), String> {
     if let Some(only) = &plan.only {
         args.extend(["--only", only.as_str()]);
     }
-    cmd::run(&crate::ci::cargo(), &args, &[])
+    cmd::run(&cmd::cargo(), &args, &[])
 }
 
 /// The single-call benchmark with `extra` passed through to criterion, then the ratios.
@@ -129,7 +129,7 @@ fn call_path(extra: &[String]) -> Result<(), String> {
     ];
     args.extend(extra.iter().map(String::as_str));
     cmd::run(
-        &crate::ci::cargo(),
+        &cmd::cargo(),
         &args,
         &[("CRITERION_HOME", home_text.as_str())],
     )?;

@@ -7,7 +7,7 @@ use crate::cmd;
 
 /// Runs every check in order, stopping at the first failure.
 pub(crate) fn run() -> Result<(), String> {
-    let cargo = cargo();
+    let cargo = cmd::cargo();
     cmd::run(&cargo, &["fmt", "--all", "--check"], &[])?;
     crate::arch::run()?;
     crate::tidy::run()?;
@@ -228,7 +228,9 @@ fn forget_packages() {
         for c in CRATES {
             args.extend(["-p", c]);
         }
-        let _ = std::process::Command::new(cargo()).args(&args).status();
+        let _ = std::process::Command::new(cmd::cargo())
+            .args(&args)
+            .status();
     }
     let home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
@@ -264,8 +266,3 @@ const CRATES: &[&str] = &[
     "brain-mcp-transport",
     "brain-mcp-bind",
 ];
-
-/// The cargo that runs us, so the pinned toolchain is used throughout.
-pub(crate) fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
-}

@@ -45,3 +45,8 @@ pub(crate) fn output(program: &str, args: &[&str]) -> Result<String, String> {
     }
     String::from_utf8(out.stdout).map_err(|e| format!("`{shown}` printed non-UTF-8: {e}"))
 }
+
+/// The cargo that runs us, so the pinned toolchain is used throughout.
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}

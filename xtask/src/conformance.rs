@@ -162,7 +162,7 @@ fn install(root: &Path, work: &Path) -> Result<PathBuf, String> {
 
 /// Builds the conformance client and returns its path.
 fn build_client(root: &Path) -> Result<PathBuf, String> {
-    let cargo = crate::ci::cargo();
+    let cargo = cmd::cargo();
     cmd::run(
         &cargo,
         &[

@@ -53,7 +53,7 @@ const CALLS: &[(&str, &str, &str, &str)] = &[
 
 /// Runs the demo.
 pub(crate) fn run() -> Result<(), String> {
-    let cargo = crate::ci::cargo();
+    let cargo = cmd::cargo();
     cmd::run(
         &cargo,
         &[

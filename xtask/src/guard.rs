@@ -14,7 +14,7 @@ const BASELINE: &str = "bench/instructions.baseline";
 
 /// Measures and compares; fails naming every case over its bound.
 pub(crate) fn run() -> Result<(), String> {
-    let cargo = crate::ci::cargo();
+    let cargo = cmd::cargo();
     eprintln!("==> instructions per call under callgrind (brain-bench instructions)");
     let out = cmd::output(
         &cargo,

@@ -43,7 +43,7 @@ struct Outcome {
 /// Runs the whole interop check.
 pub(crate) fn run() -> Result<(), String> {
     let started = Instant::now();
-    let cargo = crate::ci::cargo();
+    let cargo = crate::cmd::cargo();
     crate::cmd::run("bash", &["peers/install.sh", "all"], &[])?;
     crate::cmd::run(&cargo, &["build", "-p", "brain-mcp-bind", "--bins"], &[])?;
     let bins = target_dir().join("debug");

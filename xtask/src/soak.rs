@@ -14,5 +14,5 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     cargo_args.extend(["-p", "brain-bench", "--", "soak"]);
     cargo_args.extend(args.iter().map(String::as_str));
-    cmd::run(&crate::ci::cargo(), &cargo_args, &[])
+    cmd::run(&cmd::cargo(), &cargo_args, &[])
 }

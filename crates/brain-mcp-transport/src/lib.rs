@@ -61,6 +61,7 @@ mod headers;
 mod load;
 mod media;
 pub mod observe;
+mod origin;
 mod post;
 mod proxy;
 mod reach;

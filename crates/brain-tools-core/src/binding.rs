@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{self, ConfigErrors};
 use crate::oauth::OAuthConfig;
 use crate::schema::{CompiledSchema, Violations};
 use crate::url::EndpointUrl;
@@ -121,12 +120,6 @@ impl HttpEndpoint {
 }
 
 impl Binding {
-    /// Checks and compiles one binding given as JSON (one element of the `tools` array).
-    /// Error paths are relative to the binding, such as `timeout_seconds`.
-    pub fn from_value(value: &Value) -> Result<Self, ConfigErrors> {
-        config::parse_single_binding(value)
-    }
-
     /// The name the model sees.
     pub fn name(&self) -> &str {
         &self.name

@@ -74,10 +74,7 @@ pub(crate) fn unjudged(error: &serde_json::Error) -> String {
          (brain-tools-core's `exact-numbers` feature does)"
             .to_owned()
     } else {
-        format!(
-            "is not valid JSON: {}",
-            crate::config::strip_position(&error.to_string())
-        )
+        format!("is not valid JSON: {}", strip_position(&error.to_string()))
     }
 }
 
@@ -261,6 +258,13 @@ impl<'de> Deserialize<'de> for ExactNumber {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         Self::from_raw(raw).ok_or_else(|| de::Error::custom("expected a JSON number"))
     }
+}
+
+/// serde_json appends " at line L column C"; the message already says where.
+pub(crate) fn strip_position(message: &str) -> &str {
+    message
+        .rfind(" at line ")
+        .map_or(message, |cut| &message[..cut])
 }
 
 #[cfg(test)]

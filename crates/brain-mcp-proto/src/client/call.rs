@@ -14,7 +14,7 @@ use super::call_wire::{ArgumentsView, CallParams, MetaView, TaskParam};
 use super::framing::Framing;
 use super::handshake;
 use super::outgoing::{Expect, Identity, Outgoing};
-use super::policy::{self, Reaction};
+use super::policy::{self, InputRequest, Reaction, input_responses};
 use super::progress::Progress;
 use super::result::{check_result, read_result};
 use super::rpc_error::RpcError;
@@ -67,18 +67,6 @@ impl<'a> CallRequest<'a> {
             task: None,
         }
     }
-}
-
-/// One request embedded in an `input_required` result (2026 era).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct InputRequest {
-    /// The key its answer goes under in `inputResponses`.
-    pub key: String,
-    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
-    pub method: String,
-    /// Its params, verbatim.
-    pub params: Option<Box<RawValue>>,
 }
 
 /// What carries a call's messages. It decides how a call the caller stops waiting for is
@@ -551,23 +539,4 @@ impl Call {
     fn progress(&self, params: &RawValue) -> Option<Progress> {
         super::progress::read(params, &self.progress_token)
     }
-}
-
-/// `inputResponses` from the caller's answers, by key: a result as it is, a refusal as
-/// an error object.
-pub(super) fn input_responses(
-    answers: Vec<(String, Result<Value, Refusal>)>,
-) -> Map<String, Value> {
-    answers
-        .into_iter()
-        .map(|(key, answer)| {
-            let value = match answer {
-                Ok(result) => result,
-                Err(refusal) => serde_json::json!({
-                    "error": {"code": refusal.code.0, "message": refusal.message}
-                }),
-            };
-            (key, value)
-        })
-        .collect()
 }

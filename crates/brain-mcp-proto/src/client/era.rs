@@ -276,3 +276,22 @@ impl EraCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+/// A framing and its era, each from the other (the era's rules decide the framing).
+impl Framing {
+    /// The framing a server of `era` needs before any session.
+    pub fn for_era(era: Era) -> Self {
+        match era {
+            Era::Handshake => Self::before_session(),
+            Era::Stateless(v) => Self::Stateless(v),
+        }
+    }
+
+    /// The era.
+    pub fn era(&self) -> Era {
+        match self {
+            Self::Handshake { .. } => Era::Handshake,
+            Self::Stateless(v) => Era::Stateless(*v),
+        }
+    }
+}

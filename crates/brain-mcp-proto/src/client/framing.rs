@@ -5,7 +5,6 @@ use crate::mcp::RequestMeta;
 use crate::meta::RequestMetaBuilder;
 use crate::version::ProtocolVersion;
 
-use super::era::Era;
 use super::outgoing::{Header, Identity};
 
 /// The MCP header names, lower-case as [`Header`] wants them (checked against
@@ -58,14 +57,6 @@ impl Framing {
         }
     }
 
-    /// The framing a server of `era` needs before any session.
-    pub fn for_era(era: Era) -> Self {
-        match era {
-            Era::Handshake => Self::before_session(),
-            Era::Stateless(v) => Self::Stateless(v),
-        }
-    }
-
     /// Whether a session must be opened before any other request: the handshake era,
     /// before `initialize`. A driver asks this rather than matching on the era.
     pub fn opens_session(&self) -> bool {
@@ -76,14 +67,6 @@ impl Framing {
                 version: None
             }
         )
-    }
-
-    /// The era.
-    pub fn era(&self) -> Era {
-        match self {
-            Self::Handshake { .. } => Era::Handshake,
-            Self::Stateless(v) => Era::Stateless(*v),
-        }
     }
 
     /// The protocol version the messages of this framing speak, once known: the version

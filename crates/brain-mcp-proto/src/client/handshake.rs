@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use serde::de::{IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{self, RequestId};
@@ -17,28 +17,6 @@ use super::rpc_error::RpcError;
 
 /// The version offered in `initialize`: the newest handshake-era revision.
 pub const OFFERED: ProtocolVersion = version::LATEST_HANDSHAKE;
-
-/// `InitializeParams` with the identity already written as JSON.
-#[derive(Serialize)]
-struct Initialize<'a> {
-    #[serde(rename = "protocolVersion")]
-    protocol_version: &'a str,
-    capabilities: &'a RawValue,
-    #[serde(rename = "clientInfo")]
-    client_info: &'a RawValue,
-}
-
-/// `initialize`'s method and `InitializeParams` for an identity whose `clientInfo` and
-/// capabilities are `info` and `capabilities`, as written after the request's id.
-pub(crate) fn initialize_after_id(info: &RawValue, capabilities: &RawValue) -> Box<[u8]> {
-    let params = Initialize {
-        protocol_version: OFFERED.as_str(),
-        capabilities,
-        client_info: info,
-    };
-    // Raw JSON and a version string: writing them cannot fail.
-    jsonrpc::request_after_id(methods::INITIALIZE, &params).unwrap_or_default()
-}
 
 /// `initialize` with id `id`.
 ///

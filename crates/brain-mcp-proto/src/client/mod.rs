@@ -43,11 +43,12 @@ mod rpc_error;
 pub mod stdio;
 pub mod task;
 
-pub use call::{Action, Call, CallRequest, Carrier, InputRequest, Refusal};
+pub use call::{Action, Call, CallRequest, Carrier, Refusal};
 pub use call_error::CallError;
 pub use era::Era;
 pub use framing::Framing;
 pub use outgoing::{Expect, Header, Identity, Outgoing};
+pub use policy::InputRequest;
 pub use progress::Progress;
 pub use result::{check_result, read_result};
 pub use rpc_error::RpcError;

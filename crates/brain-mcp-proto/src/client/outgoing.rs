@@ -6,7 +6,10 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::jsonrpc::RequestId;
+use serde::Serialize;
+
+use crate::jsonrpc::{self, RequestId};
+use crate::mcp::methods;
 use crate::mcp::{ClientCapabilities, Implementation};
 
 /// One header of a request. Names are lower-case; `sensitive` marks values that must not
@@ -160,11 +163,11 @@ impl Identity {
             .extensions
             .get_or_insert_with(Default::default)
             .insert(
-                super::task::TASKS_EXTENSION.to_owned(),
+                crate::mcp::TASKS_EXTENSION.to_owned(),
                 Value::Object(Map::new()),
             );
         let call_capabilities = render(serde_json::value::to_raw_value(&with_tasks));
-        let initialize = super::handshake::initialize_after_id(&info_json, &capabilities_json);
+        let initialize = initialize_after_id(&info_json, &capabilities_json);
         let rendered = Arc::new(Rendered {
             info: info_json,
             call_capabilities,
@@ -216,4 +219,27 @@ impl Identity {
         let c = &self.capabilities;
         c.elicitation.is_some() || c.sampling.is_some() || c.roots.is_some()
     }
+}
+
+/// `InitializeParams` with the identity already written as JSON.
+#[derive(Serialize)]
+struct Initialize<'a> {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: &'a str,
+    capabilities: &'a RawValue,
+    #[serde(rename = "clientInfo")]
+    client_info: &'a RawValue,
+}
+
+/// `initialize`'s method and `InitializeParams` (offering the newest handshake-era
+/// revision, the handshake's `OFFERED`) for an identity whose `clientInfo` and
+/// capabilities are `info` and `capabilities`, as written after the request's id.
+fn initialize_after_id(info: &RawValue, capabilities: &RawValue) -> Box<[u8]> {
+    let params = Initialize {
+        protocol_version: crate::version::LATEST_HANDSHAKE.as_str(),
+        capabilities,
+        client_info: info,
+    };
+    // Raw JSON and a version string: writing them cannot fail.
+    jsonrpc::request_after_id(methods::INITIALIZE, &params).unwrap_or_default()
 }

@@ -1,6 +1,7 @@
 //! What a client does with a request the server sends while answering one of ours.
 
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, ErrorCode, RequestId};
 use crate::mcp::methods;
@@ -126,4 +127,35 @@ fn answer(framing: &Framing, body: Vec<u8>) -> Outgoing {
         framing.headers("", None, Vec::new()),
         Expect::Accepted,
     )
+}
+
+/// One request embedded in an `input_required` result (2026 era).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct InputRequest {
+    /// The key its answer goes under in `inputResponses`.
+    pub key: String,
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub method: String,
+    /// Its params, verbatim.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// `inputResponses` from the caller's answers, by key: a result as it is, a refusal as
+/// an error object.
+pub(super) fn input_responses(
+    answers: Vec<(String, Result<Value, Refusal>)>,
+) -> Map<String, Value> {
+    answers
+        .into_iter()
+        .map(|(key, answer)| {
+            let value = match answer {
+                Ok(result) => result,
+                Err(refusal) => serde_json::json!({
+                    "error": {"code": refusal.code.0, "message": refusal.message}
+                }),
+            };
+            (key, value)
+        })
+        .collect()
 }

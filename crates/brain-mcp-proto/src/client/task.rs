@@ -17,23 +17,15 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, RequestId};
 
-use super::call::{InputRequest, Refusal};
 use super::call_error::CallError;
 use super::framing::Framing;
 use super::outgoing::{Expect, Identity, Outgoing};
+use super::policy::{InputRequest, Refusal, input_responses};
 use super::result::{check_result, read_result};
 use crate::mcp::{CallToolResult, ContentBlock, InputRequiredResult, parse};
 
-/// The 2026 tasks extension's name.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-/// `tasks/get`.
-pub const TASKS_GET: &str = "tasks/get";
-/// `tasks/result` (2025-11-25).
-pub const TASKS_RESULT: &str = "tasks/result";
-/// `tasks/cancel`.
-pub const TASKS_CANCEL: &str = "tasks/cancel";
-/// `tasks/update` (2026 extension).
-pub const TASKS_UPDATE: &str = "tasks/update";
+pub use crate::mcp::TASKS_EXTENSION;
+pub use crate::mcp::methods::{TASKS_CANCEL, TASKS_GET, TASKS_RESULT, TASKS_UPDATE};
 /// The most questions one task may ask over its life.
 pub const MAX_QUESTIONS: usize = 64;
 
@@ -263,7 +255,7 @@ impl Task {
         identity: &Identity,
         answers: &[(String, Result<Value, Refusal>)],
     ) -> Outgoing {
-        let responses = Value::Object(super::call::input_responses(answers.to_vec()));
+        let responses = Value::Object(input_responses(answers.to_vec()));
         self.request_with(framing, TASKS_UPDATE, id, identity, Some(responses))
     }
 

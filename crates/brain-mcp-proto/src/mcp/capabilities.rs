@@ -7,6 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::wire::wire_struct;
 
+/// The 2026 tasks extension's name, as capabilities' `extensions` list it.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 wire_struct! {
     /// What a client can do.
     #[derive(Default)]

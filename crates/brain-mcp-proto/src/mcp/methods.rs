@@ -30,3 +30,11 @@ pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 pub const ROOTS_LIST: &str = "roots/list";
 /// Set the server's log level (handshake era).
 pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// A task's status (2025-11-25; the 2026 tasks extension).
+pub const TASKS_GET: &str = "tasks/get";
+/// A task's outcome, answered once it ends (2025-11-25).
+pub const TASKS_RESULT: &str = "tasks/result";
+/// Stop a task.
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// Answers to a task's questions (the 2026 tasks extension).
+pub const TASKS_UPDATE: &str = "tasks/update";

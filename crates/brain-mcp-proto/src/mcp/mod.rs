@@ -20,7 +20,7 @@ mod typed;
 
 pub use capabilities::{
     ClientCapabilities, ElicitationCapability, ListChangedCapability, ResourcesCapability,
-    SamplingCapability, ServerCapabilities,
+    SamplingCapability, ServerCapabilities, TASKS_EXTENSION,
 };
 pub use client_side::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,

@@ -32,8 +32,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use super::{Proxies, Route};
-use crate::client::origin;
 use crate::error::{ErrorKind, find_source};
+use crate::origin::origin;
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 

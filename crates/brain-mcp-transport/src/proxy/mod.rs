@@ -161,7 +161,7 @@ impl fmt::Debug for ProxyConfig {
 /// A proxy URL as it may be shown: its origin, never its credentials.
 fn shown(url: &str) -> String {
     match url.trim().parse::<Uri>() {
-        Ok(uri) if uri.host().is_some() => crate::client::origin(&uri),
+        Ok(uri) if uri.host().is_some() => crate::origin::origin(&uri),
         _ => "<not a URL>".to_owned(),
     }
 }

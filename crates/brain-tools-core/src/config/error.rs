@@ -163,6 +163,28 @@ pub(crate) fn index_path(parent: &str, index: usize) -> String {
     [parent, "[", digits, "]"].concat()
 }
 
+/// Where a value sits: a chain of steps back to the root, written out only when needed.
+#[derive(Clone, Copy)]
+pub(crate) enum Step<'p> {
+    Root,
+    /// The root of a value parsed on its own, found at this path of the document.
+    Prefix(&'p str),
+    Key(&'p Self, &'p str),
+    Index(&'p Self, usize),
+}
+
+impl Step<'_> {
+    /// The path, written out.
+    pub(crate) fn path(&self) -> String {
+        match self {
+            Self::Root => String::new(),
+            Self::Prefix(path) => (*path).to_owned(),
+            Self::Key(parent, key) => field_path(&parent.path(), key),
+            Self::Index(parent, i) => index_path(&parent.path(), *i),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::error::{field_path, index_path};
+use super::error::Step;
 use super::repeats::Duplicates;
 use super::written::{BindingSeed, Written};
 
@@ -123,7 +123,7 @@ pub(crate) fn stream<'de>(
 }
 
 /// The key serde_json uses to hand a number's exact text to a visitor when its
-/// `arbitrary_precision` feature is on (the workspace turns it on so numbers stay exact).
+/// `arbitrary_precision` feature is on (the `exact-numbers` feature turns it on).
 pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 /// The value after [`NUMBER_TOKEN`] as the first key of a map: a number's exact text,
@@ -149,28 +149,6 @@ pub(crate) fn refuse_reserved<E: de::Error>(key: &str) -> Result<(), E> {
         )));
     }
     Ok(())
-}
-
-/// Where a value sits: a chain of steps back to the root, written out only when needed.
-#[derive(Clone, Copy)]
-pub(crate) enum Step<'p> {
-    Root,
-    /// The root of a value parsed on its own, found at this path of the document.
-    Prefix(&'p str),
-    Key(&'p Self, &'p str),
-    Index(&'p Self, usize),
-}
-
-impl Step<'_> {
-    /// The path, written out.
-    pub(crate) fn path(&self) -> String {
-        match self {
-            Self::Root => String::new(),
-            Self::Prefix(path) => (*path).to_owned(),
-            Self::Key(parent, key) => field_path(&parent.path(), key),
-            Self::Index(parent, i) => index_path(&parent.path(), *i),
-        }
-    }
 }
 
 /// One value being read, and where it sits.

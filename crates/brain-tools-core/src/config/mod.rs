@@ -22,6 +22,7 @@ use serde_json::Value;
 pub use error::{ConfigError, ConfigErrors};
 
 use crate::binding::Binding;
+use crate::exact::strip_position;
 use error::{Errors, field_path, index_path};
 use parse::{UrlMemo, parse_binding, unknown_fields};
 use schemas::SchemaCache;
@@ -268,11 +269,13 @@ pub(crate) fn parse_single_binding(value: &Value) -> Result<Binding, ConfigError
     }
 }
 
-/// serde_json appends " at line L column C"; the message already says where.
-pub(crate) fn strip_position(message: &str) -> &str {
-    message
-        .rfind(" at line ")
-        .map_or(message, |cut| &message[..cut])
+/// Checked and compiled from JSON here, beside the loader whose rules it follows.
+impl Binding {
+    /// Checks and compiles one binding given as JSON (one element of the `tools` array).
+    /// Error paths are relative to the binding, such as `timeout_seconds`.
+    pub fn from_value(value: &Value) -> Result<Self, ConfigErrors> {
+        parse_single_binding(value)
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 
 use super::error::Errors;
-use super::json::Step;
+use super::error::Step;
 
 /// The most repeated keys of one document written out as paths; the rest are counted.
 pub(crate) const MAX_REPEAT_PATHS: usize = 100;

@@ -14,7 +14,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::json::{NUMBER_TOKEN, Node, Step, number_after_token, refuse_reserved};
+use super::error::Step;
+use super::json::{NUMBER_TOKEN, Node, number_after_token, refuse_reserved};
 use super::repeats::Duplicates;
 
 /// Members up to which a binding is searched in order; past it, through an index. A
