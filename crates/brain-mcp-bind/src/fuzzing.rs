@@ -2,7 +2,6 @@
 #![doc(hidden)]
 
 use brain_mcp_proto::client::{Framing, check_result, read_result};
-use brain_mcp_proto::version::ProtocolVersion;
 use brain_tools_core::ToolOutput;
 use serde_json::value::RawValue;
 
@@ -13,9 +12,9 @@ use serde_json::value::RawValue;
 /// `None` when the bytes are not JSON or the result is refused; must never panic.
 pub fn convert_result(bytes: &[u8]) -> Option<ToolOutput> {
     let raw: &RawValue = serde_json::from_slice(bytes).ok()?;
-    let session = Framing::before_session();
+    let [session, stateless] = brain_mcp_proto::fuzzing::framings();
     let _ = convert_in(raw, &session);
-    convert_in(raw, &Framing::Stateless(ProtocolVersion::V2026_07_28))
+    convert_in(raw, &stateless)
 }
 
 fn convert_in(raw: &RawValue, framing: &Framing) -> Option<ToolOutput> {

@@ -32,6 +32,7 @@ pub mod discover;
 mod driver;
 mod executor;
 #[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod gate;
 mod guard;

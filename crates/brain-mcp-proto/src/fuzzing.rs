@@ -2,8 +2,10 @@
 
 use serde_json::value::RawValue;
 
+use crate::client::Framing;
 use crate::jsonrpc::{Message, decode};
 use crate::mcp::{self, methods};
+use crate::version::ProtocolVersion;
 
 /// Runs every decoder of this crate over `bytes`; must never panic.
 ///
@@ -28,7 +30,7 @@ pub fn decode_message(bytes: &[u8]) {
             let _ = crate::headers::encode_header_value(&value);
         }
         let _ = crate::headers::decode_header_value(text);
-        let _ = crate::version::ProtocolVersion::parse(text);
+        let _ = ProtocolVersion::parse(text);
         let _ = crate::headers::is_valid_session_id(text);
         let _ = mcp::is_valid_tool_name(text);
     }
@@ -115,4 +117,14 @@ fn results(raw: &RawValue) {
             }
         }
     }
+}
+
+/// A framing of each era, as a call would have it: a handshake-era session before its
+/// version is known, and the current 2026 era. A fuzzer outside the core runs a result
+/// through both without naming an era itself.
+pub fn framings() -> [Framing; 2] {
+    [
+        Framing::before_session(),
+        Framing::Stateless(ProtocolVersion::V2026_07_28),
+    ]
 }

@@ -10,21 +10,8 @@ use brain_tools_core::{ErrorKind, ToolFailure};
 use crate::convert::ConvertError;
 use crate::observe::Failure;
 
-/// Which step of the work with a server failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// Learning the era (`server/discover`), or starting a child to ask.
-    Probe,
-    /// Opening a session: `initialize` and `notifications/initialized`, or a child.
-    Handshake,
-    /// One page of `tools/list` (numbered from 1).
-    List(usize),
-    /// The `tools/call` itself.
-    Call,
-    /// Following the task a `tools/call` started (`tasks/get`, `tasks/result`): the tool
-    /// runs whatever happens to these requests.
-    Task,
-}
+/// Which step of the work with a server failed: the core's stages.
+pub(crate) use brain_mcp_proto::client::Stage as Step;
 
 /// Why a step failed.
 #[derive(Debug)]
@@ -244,15 +231,9 @@ impl DriverError {
         }
     }
 
-    /// The step, as messages name it.
+    /// The step, as messages name it (the core names the methods).
     pub(crate) fn step_name(&self) -> String {
-        match self.step {
-            Step::Probe => "server/discover (learning the protocol era)".into(),
-            Step::Handshake => "initialize".into(),
-            Step::List(page) => format!("tools/list (page {page})"),
-            Step::Call => "tools/call".into(),
-            Step::Task => "following the task (tasks/get, tasks/result)".into(),
-        }
+        self.step.to_string()
     }
 }
 

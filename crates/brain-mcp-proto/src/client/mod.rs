@@ -40,6 +40,7 @@ mod policy;
 mod progress;
 mod result;
 mod rpc_error;
+mod stage;
 pub mod stdio;
 pub mod task;
 
@@ -52,6 +53,7 @@ pub use policy::InputRequest;
 pub use progress::Progress;
 pub use result::{check_result, read_result};
 pub use rpc_error::RpcError;
+pub use stage::Stage;
 
 #[cfg(test)]
 mod tests;
