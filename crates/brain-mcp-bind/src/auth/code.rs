@@ -8,10 +8,10 @@ use brain_mcp_transport::FetchRequest;
 use bytes::Bytes;
 use http::Uri;
 
-use super::Net;
 use super::credentials::{Credentials, pkce_challenge, random_token};
 use super::flow::STEP_DEADLINE;
 use super::given::{AuthorizationPrompt, Delegated};
+use super::net::Net;
 
 /// Who the client is at `authority`: a Client ID Metadata Document's URL where the
 /// server takes one, else a dynamic registration.

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use http::Uri;
 use tracing::Instrument;
 
-use super::Net;
 use super::credentials::Credentials;
+use super::net::Net;
 use super::seen as observe;
 
 /// How long one authorization request may take (each counts inside the call's deadline).

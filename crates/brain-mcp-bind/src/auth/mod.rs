@@ -12,6 +12,7 @@ pub(crate) mod credentials;
 mod flow;
 mod given;
 mod held;
+mod net;
 mod seen;
 
 use std::collections::HashMap;
@@ -20,12 +21,10 @@ use std::time::Instant;
 
 use brain_mcp_proto::auth::code::with_offline_access;
 use brain_mcp_proto::auth::lifetime::{self, FailureHold};
-use brain_mcp_proto::auth::reach::{AddrClass, Destinations};
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
 use brain_mcp_proto::text::{Secret, Secrets};
-use brain_mcp_transport::{BearerToken, HttpClient};
-use http::Uri;
+use brain_mcp_transport::BearerToken;
 
 pub(crate) use credentials::Credentials;
 pub use given::{
@@ -33,43 +32,8 @@ pub use given::{
     OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
+pub(crate) use net::{Net, Reach};
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
-
-/// What the URLs a server names may reach: the server's URL, from which its class is
-/// found (only when a document or token is to be fetched), and the host's allowance.
-#[derive(Debug)]
-pub(crate) struct Reach<'a> {
-    /// The client's HTTP pool.
-    pub(crate) http: &'a HttpClient,
-    /// The MCP server's URL, as configured.
-    pub(crate) server: &'a Uri,
-    /// The host config's `allow_private_auth_destinations`.
-    pub(crate) allow_private: bool,
-    /// The server's class when set (tests simulate servers off loopback with it), else
-    /// found from `server`.
-    pub(crate) class: Option<AddrClass>,
-}
-
-impl Reach<'_> {
-    /// The pool and the destination rule for this server, its class found now.
-    async fn net(&self) -> Net<'_> {
-        let class = match self.class {
-            Some(class) => class,
-            None => self.http.server_class(self.server),
-        };
-        Net {
-            http: self.http,
-            destinations: Destinations::new(class, self.allow_private),
-        }
-    }
-}
-
-/// The pool, and where the URLs a server names may go: every fetch of one carries it.
-#[derive(Debug)]
-pub(crate) struct Net<'a> {
-    pub(crate) http: &'a HttpClient,
-    pub(crate) destinations: Destinations,
-}
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 /// Its `Debug` names the issuer and scopes only: it holds tokens and client secrets.

@@ -9,7 +9,8 @@ use serde_json::value::RawValue;
 
 use brain_mcp_transport::Delivery;
 
-use super::{DiscoverError, DiscoverErrorKind, DiscoveredBinding};
+use super::error::{DiscoverError, DiscoverErrorKind};
+use super::model::DiscoveredBinding;
 use brain_mcp_transport::Secrets;
 
 /// The bindings as printed: a pretty JSON array.

@@ -7,11 +7,12 @@ use brain_mcp_proto::mcp::Tool;
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
 use brain_mcp_transport::MESSAGE_LIMIT;
 
-use super::pages::Collected;
-use super::{
-    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_SECONDS, DiscoverError, DiscoverErrorKind,
-    Discovered, DiscoveredBinding, Request, output,
+use super::error::{DiscoverError, DiscoverErrorKind};
+use super::model::{
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_SECONDS, Discovered, DiscoveredBinding, Request,
 };
+use super::output;
+use super::pages::Collected;
 use crate::OAuthClient;
 use crate::driver::safe;
 use crate::text;

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use brain_tools_core::HostConfig;
 
+use super::error::{HostError, HostErrorKind};
 use super::route::{Route, Routes};
-use super::{HostError, HostErrorKind, ToolHost, lock};
+use super::{ToolHost, lock};
 
 /// How long a removed stdio server's children get to end politely.
 const REMOVED_GRACE: Duration = Duration::from_secs(2);

@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 
 use brain_mcp_transport::Secrets;
 
+use super::error::{HostError, HostErrorKind};
 use super::managed::ToolSpec;
-use super::{HostError, HostErrorKind};
 use crate::discover::{DEFAULT_TIMEOUT_SECONDS, model_name};
 use crate::text;
 

@@ -58,8 +58,8 @@ struct Origin {
     tickets: u64,
     /// The `Host` header of its plain-http requests, written once (see [`Origin::host`]).
     host: Option<HeaderValue>,
-    /// The task that ends waits of [`CONNECT_WAIT`] (see `watchdog`), while one runs.
-    watchdog: Option<watchdog::Watch>,
+    /// The task that ends waits of [`CONNECT_WAIT`] (see the watchdog in `turn`), while one runs.
+    watchdog: Option<turn::Watch>,
 }
 
 impl Origin {
@@ -245,7 +245,7 @@ pub(crate) struct Loads {
     opened: AtomicU64,
     /// Connections closed since the client was built.
     closed: AtomicU64,
-    /// Watchdogs started since the client was built (see `watchdog`).
+    /// Watchdogs started since the client was built (see the watchdog in `turn`).
     watchdogs: AtomicU64,
 }
 
@@ -483,7 +483,6 @@ mod connect;
 #[cfg(test)]
 mod tests;
 mod turn;
-mod watchdog;
 
 pub(crate) use connect::Counting;
 use turn::Ticket;

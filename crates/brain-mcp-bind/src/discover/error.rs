@@ -1,0 +1,152 @@
+//! Why discovery failed, sorted by whose fault it was and whether anything reached the
+//! server.
+
+use std::fmt;
+
+use brain_mcp_proto::client::CallError;
+use brain_mcp_transport::{Delivery, ErrorKind};
+
+use crate::driver::{Cause, DriverError, rpc_text};
+
+/// Why discovery failed: the kind of failure, whether a request may have reached the
+/// server, and a message that names the problem (and the step, for the server's failures;
+/// never a secret). `Display` is the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiscoverError {
+    kind: DiscoverErrorKind,
+    delivery: Delivery,
+    message: String,
+    names: Vec<String>,
+}
+
+/// What kind of failure a [`DiscoverError`] is, grouped by who is to blame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DiscoverErrorKind {
+    /// The request itself is unusable (names, URL, token variable); nothing was sent.
+    Invalid,
+    /// The server could not be reached, or gave no definite answer in time.
+    Unreachable,
+    /// The server refused the credentials (401 or 403), or no OAuth token could be had.
+    Refused,
+    /// The server answered, but with an error or not as the protocol says.
+    Server,
+    /// Named tools the server does not offer ([`DiscoverError::names`]; the message
+    /// suggests close names).
+    Missing,
+    /// Tools whose definitions would not load as Brain bindings
+    /// ([`DiscoverError::names`]; the message gives the loader's reasons).
+    Unloadable,
+    /// The whole discovery took longer than its deadline.
+    Timeout,
+}
+
+impl DiscoverError {
+    pub(crate) fn new(kind: DiscoverErrorKind, delivery: Delivery, message: String) -> Self {
+        Self {
+            kind,
+            delivery,
+            message,
+            names: Vec::new(),
+        }
+    }
+
+    /// A failure naming tools (missing or unloadable).
+    pub(crate) fn naming(kind: DiscoverErrorKind, names: Vec<String>, message: String) -> Self {
+        Self {
+            names,
+            ..Self::new(kind, Delivery::Answered, message)
+        }
+    }
+
+    /// What kind of failure it is.
+    pub fn kind(&self) -> DiscoverErrorKind {
+        self.kind
+    }
+
+    /// Whether a request may have reached the server (discovery sends nothing with side
+    /// effects; this says how far it got).
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The tools named by a [`DiscoverErrorKind::Missing`] or
+    /// [`DiscoverErrorKind::Unloadable`] failure; empty otherwise.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// A failure of the driver, as discovery reports it: the step named, the server's
+    /// words made safe with `secrets`.
+    pub(crate) fn from_driver(e: &DriverError, secrets: &brain_mcp_transport::Secrets) -> Self {
+        use DiscoverErrorKind::{Refused, Server as ServerKind, Unreachable};
+        let step = e.step_name();
+        let text = e.message(secrets);
+        let (kind, message) = match &e.cause {
+            Cause::Link(t)
+                if matches!(
+                    t.kind(),
+                    ErrorKind::Connect
+                        | ErrorKind::Tls
+                        | ErrorKind::InvalidRequest
+                        | ErrorKind::Redirect
+                ) =>
+            {
+                (
+                    Unreachable,
+                    format!("{step}: could not reach the server: {text}"),
+                )
+            }
+            Cause::Link(t) if *t.kind() == ErrorKind::Authorization => {
+                (Refused, format!("{step}: {text}"))
+            }
+            Cause::Link(t) if matches!(t.kind(), ErrorKind::Status { .. }) => {
+                (ServerKind, format!("{step}: the server failed: {text}"))
+            }
+            Cause::Link(_) => (
+                ServerKind,
+                format!("{step}: the exchange with the server failed: {text}"),
+            ),
+            Cause::Core(CallError::Unauthorized { .. }) | Cause::Refused(_) => {
+                (Refused, format!("{step}: {text}"))
+            }
+            Cause::Core(CallError::SessionExpired) => {
+                (ServerKind, format!("{step}: the server ended the session"))
+            }
+            Cause::Core(CallError::Rpc { error, .. }) => (
+                ServerKind,
+                format!(
+                    "{step}: the server answered with {}",
+                    rpc_text(secrets, error, e.status)
+                ),
+            ),
+            Cause::Unreachable(_) | Cause::Start { started: false, .. } => (
+                Unreachable,
+                format!("{step}: could not reach the server: {text}"),
+            ),
+            _ => (ServerKind, format!("{step}: {text}")),
+        };
+        Self::new(kind, e.delivery(), message)
+    }
+}
+
+impl fmt::Display for DiscoverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DiscoverError {}
+
+pub(super) fn invalid<T>(message: impl Into<String>) -> Result<T, DiscoverError> {
+    Err(DiscoverError::new(
+        DiscoverErrorKind::Invalid,
+        Delivery::NotSent,
+        message.into(),
+    ))
+}
