@@ -111,7 +111,7 @@ async fn bearer_token_only_with_token_env_and_never_in_events() {
     // No token_env: no Authorization header; the server refuses before any call.
     let plain = binding(spec("echo", &server.url(), "echo"));
     let out = call(&h, &plain, "t-none", json!({"text": "hi"})).await;
-    assert_failure(&out.result, "connect_failed", false);
+    assert_failure(&out.result, "authorization_failed", false);
     let stats = server.stats();
     assert!(stats.received.iter().all(|r| r.authorization.is_none()));
     assert_eq!(stats.count("tools/call"), 0);
@@ -168,7 +168,7 @@ async fn bearer_token_only_with_token_env_and_never_in_events() {
     let mut wrong = Call::new("t-wrong", json!({"text": "hi"}));
     wrong.token = Some("e2e-wrong-token-77c1".to_owned());
     let out = call_with(&h, &tokened, wrong).await;
-    assert_failure(&out.result, "connect_failed", false);
+    assert_failure(&out.result, "authorization_failed", false);
     for text in [out.result.to_string(), format!("{:?}", out.event)] {
         assert!(!text.contains("e2e-wrong-token"), "{text}");
         assert!(!text.contains(TOKEN), "{text}");
@@ -197,7 +197,7 @@ async fn a_token_refused_at_the_call_itself_means_the_tool_never_ran() {
     let mut wrong = Call::new("t-revoked", json!({"text": "hi"}));
     wrong.token = Some("a-revoked-token".to_owned());
     let out = call_with(&h, &binding(tokened), wrong).await;
-    let message = assert_failure(&out.result, "connect_failed", false);
+    let message = assert_failure(&out.result, "authorization_failed", false);
     assert!(message.contains("401"), "{message}");
     assert!(!message.contains("a-revoked-token"), "{message}");
     let stats = server.stats();

@@ -38,7 +38,7 @@ async fn a_challenge_reflecting_the_token_is_redacted_and_cut() {
             });
             let out = call_with_token(&server, era, "echo", json!({}), 1_048_576).await;
             let what = format!("{status} at {era:?}");
-            assert_eq!(kind(&out), "connect_failed", "{what}: {}", out.result);
+            assert_eq!(kind(&out), "authorization_failed", "{what}: {}", out.result);
             assert_eq!(out.result["unknown_outcome"], false, "{what}");
             assert!(
                 message(&out).contains("[redacted]"),

@@ -128,7 +128,10 @@ async fn run(args: Args) -> u8 {
             eprintln!("managed_stdio: {}", one_line(&e.to_string()));
             host.shutdown(Duration::from_secs(5)).await;
             return match e.kind() {
-                HostErrorKind::Server | HostErrorKind::Client => 1,
+                HostErrorKind::Server
+                | HostErrorKind::Unreachable
+                | HostErrorKind::Refused
+                | HostErrorKind::Client => 1,
                 _ => 2,
             };
         }

@@ -207,8 +207,8 @@ pub enum ErrorKind {
     OutputTooLarge,
     /// The structured result did not match `output_schema`.
     OutputSchemaMismatch,
-    /// No token could be obtained for the server (metadata, issuer, token endpoint or
-    /// scope); the tool was not called.
+    /// The server refused the credentials (401 or 403), or no token could be obtained for
+    /// it (metadata, issuer, token endpoint or scope); the tool was not called.
     AuthorizationFailed,
 }
 

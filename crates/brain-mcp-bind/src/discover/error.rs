@@ -6,7 +6,7 @@ use std::fmt;
 use brain_mcp_proto::client::CallError;
 use brain_mcp_transport::{Delivery, ErrorKind};
 
-use crate::driver::{Cause, DriverError, rpc_text};
+use crate::driver::{Blame, Cause, DriverError, rpc_text};
 
 /// Why discovery failed: the kind of failure, whether a request may have reached the
 /// server, and a message that names the problem (and the step, for the server's failures;
@@ -25,7 +25,8 @@ pub struct DiscoverError {
 pub enum DiscoverErrorKind {
     /// The request itself is unusable (names, URL, token variable); nothing was sent.
     Invalid,
-    /// The server could not be reached, or gave no definite answer in time.
+    /// The server could not be reached, gave no definite answer, or cannot be reached
+    /// as configured (a refused redirect or proxy, a program that does not start).
     Unreachable,
     /// The server refused the credentials (401 or 403), or no OAuth token could be had.
     Refused,
@@ -81,55 +82,36 @@ impl DiscoverError {
         &self.names
     }
 
-    /// A failure of the driver, as discovery reports it: the step named, the server's
-    /// words made safe with `secrets`.
+    /// A failure of the driver, as discovery reports it: its kind from the driver's blame
+    /// (as a call's kind is), the step named, the server's words made safe with `secrets`.
     pub(crate) fn from_driver(e: &DriverError, secrets: &brain_mcp_transport::Secrets) -> Self {
         use DiscoverErrorKind::{Refused, Server as ServerKind, Unreachable};
+        let kind = match e.blame() {
+            Blame::Unreachable => Unreachable,
+            Blame::Credentials => Refused,
+            Blame::Server => ServerKind,
+        };
         let step = e.step_name();
         let text = e.message(secrets);
-        let (kind, message) = match &e.cause {
-            Cause::Link(t)
-                if matches!(
-                    t.kind(),
-                    ErrorKind::Connect
-                        | ErrorKind::Tls
-                        | ErrorKind::InvalidRequest
-                        | ErrorKind::Redirect
-                ) =>
-            {
-                (
-                    Unreachable,
-                    format!("{step}: could not reach the server: {text}"),
-                )
+        let message = match (&e.cause, kind) {
+            (Cause::Core(CallError::SessionExpired), _) => {
+                format!("{step}: the server ended the session")
             }
-            Cause::Link(t) if *t.kind() == ErrorKind::Authorization => {
-                (Refused, format!("{step}: {text}"))
-            }
-            Cause::Link(t) if matches!(t.kind(), ErrorKind::Status { .. }) => {
-                (ServerKind, format!("{step}: the server failed: {text}"))
-            }
-            Cause::Link(_) => (
-                ServerKind,
-                format!("{step}: the exchange with the server failed: {text}"),
+            (Cause::Core(CallError::Rpc { error, .. }), _) => format!(
+                "{step}: the server answered with {}",
+                rpc_text(secrets, error, e.status)
             ),
-            Cause::Core(CallError::Unauthorized { .. }) | Cause::Refused(_) => {
-                (Refused, format!("{step}: {text}"))
+            (_, Unreachable) if e.delivery() == Delivery::MaybeSent => {
+                format!("{step}: the exchange with the server failed: {text}")
             }
-            Cause::Core(CallError::SessionExpired) => {
-                (ServerKind, format!("{step}: the server ended the session"))
+            (_, Unreachable) => format!("{step}: could not reach the server: {text}"),
+            (Cause::Link(t), ServerKind) if matches!(t.kind(), ErrorKind::Status { .. }) => {
+                format!("{step}: the server failed: {text}")
             }
-            Cause::Core(CallError::Rpc { error, .. }) => (
-                ServerKind,
-                format!(
-                    "{step}: the server answered with {}",
-                    rpc_text(secrets, error, e.status)
-                ),
-            ),
-            Cause::Unreachable(_) | Cause::Start { started: false, .. } => (
-                Unreachable,
-                format!("{step}: could not reach the server: {text}"),
-            ),
-            _ => (ServerKind, format!("{step}: {text}")),
+            (Cause::Link(_), ServerKind) => {
+                format!("{step}: the exchange with the server failed: {text}")
+            }
+            _ => format!("{step}: {text}"),
         };
         Self::new(kind, e.delivery(), message)
     }

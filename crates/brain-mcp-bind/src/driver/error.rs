@@ -35,6 +35,21 @@ pub(crate) enum Cause {
     Content(ConvertError),
 }
 
+/// Whose fault a failure is. Every report (a call's failure kind, discovery's kind, the
+/// host's kind) is derived from it, so one failure reads the same everywhere; with the
+/// [`Delivery`] it says everything a caller acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Blame {
+    /// Nothing definite came back: no connection, no answer in time, a connection that
+    /// broke, or a way there the configuration refuses (a redirect, a proxy, a child
+    /// that cannot start).
+    Unreachable,
+    /// The server refused our credentials (401 or 403), or no token could be had.
+    Credentials,
+    /// The server answered, with an error or not as the protocol says.
+    Server,
+}
+
 /// A failed step.
 #[derive(Debug)]
 pub(crate) struct DriverError {
@@ -130,38 +145,53 @@ impl DriverError {
         }
     }
 
-    fn kind(&self) -> ErrorKind {
-        let before_call = !matches!(self.step, Step::Call | Step::Task);
+    /// Whose fault the failure is: the one sorting every report derives from.
+    pub(crate) fn blame(&self) -> Blame {
         match &self.cause {
-            Cause::Link(e) if *e.kind() == TransportKind::Authorization => {
-                ErrorKind::AuthorizationFailed
+            Cause::Link(e) if *e.kind() == TransportKind::Authorization => Blame::Credentials,
+            Cause::Core(CallError::Unauthorized { .. }) => Blame::Credentials,
+            Cause::Unreachable(_) | Cause::Refused(_) | Cause::Start { started: false, .. } => {
+                Blame::Unreachable
             }
-            Cause::Core(CallError::Unauthorized { .. })
-            | Cause::Unreachable(_)
-            | Cause::Refused(_)
-            | Cause::Start { started: false, .. } => ErrorKind::ConnectFailed,
-            Cause::Link(e) if e.delivery() == Delivery::NotSent => ErrorKind::ConnectFailed,
-            Cause::Link(e) if before_call => {
-                // A handshake step that got an answer reached the server's logic.
-                if e.delivery() == Delivery::Answered {
-                    ErrorKind::HandshakeFailed
-                } else {
-                    ErrorKind::ConnectFailed
-                }
-            }
-            _ if before_call => ErrorKind::HandshakeFailed,
             Cause::Link(e) => match e.kind() {
-                TransportKind::BodyTooLarge { .. } => ErrorKind::OutputTooLarge,
-                TransportKind::Io | TransportKind::StreamEnded | TransportKind::Timeout => {
-                    ErrorKind::ConnectionLost
+                TransportKind::BodyTooLarge { .. } => Blame::Server,
+                TransportKind::Connect
+                | TransportKind::Tls
+                | TransportKind::InvalidRequest
+                | TransportKind::Redirect
+                | TransportKind::Io
+                | TransportKind::StreamEnded
+                | TransportKind::Timeout => Blame::Unreachable,
+                _ if e.delivery() == Delivery::NotSent => Blame::Unreachable,
+                _ => Blame::Server,
+            },
+            Cause::Core(_) | Cause::Start { .. } | Cause::Content(_) => Blame::Server,
+        }
+    }
+
+    /// The call's failure kind: the blame, told apart by step (before the call, a
+    /// server's failure is the handshake's) and, for the server's failures at the call,
+    /// by what it did.
+    fn kind(&self) -> ErrorKind {
+        let at_call = matches!(self.step, Step::Call | Step::Task);
+        match self.blame() {
+            Blame::Credentials => ErrorKind::AuthorizationFailed,
+            // The call may have reached the server, and no answer came.
+            Blame::Unreachable if at_call && self.delivery() == Delivery::MaybeSent => {
+                ErrorKind::ConnectionLost
+            }
+            Blame::Unreachable => ErrorKind::ConnectFailed,
+            Blame::Server if !at_call => ErrorKind::HandshakeFailed,
+            Blame::Server => match &self.cause {
+                Cause::Link(e) if matches!(e.kind(), TransportKind::BodyTooLarge { .. }) => {
+                    ErrorKind::OutputTooLarge
                 }
+                Cause::Core(CallError::Rpc { .. } | CallError::TaskRequired) => ErrorKind::RpcError,
+                Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
+                Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
+                Cause::Content(ConvertError::Unsupported(_)) => ErrorKind::UnsupportedContent,
                 _ => ErrorKind::ProtocolError,
             },
-            Cause::Core(CallError::Rpc { .. } | CallError::TaskRequired) => ErrorKind::RpcError,
-            Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
-            Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
-            Cause::Content(ConvertError::Unsupported(_)) => ErrorKind::UnsupportedContent,
-            Cause::Core(_) | Cause::Content(_) | Cause::Start { .. } => ErrorKind::ProtocolError,
         }
     }
 

@@ -15,7 +15,7 @@ mod session;
 mod task;
 
 pub(crate) use call::{Asker, Calling, call};
-pub(crate) use error::{Cause, DriverError, Step, rpc_text, safe};
+pub(crate) use error::{Blame, Cause, DriverError, Step, rpc_text, safe};
 pub(crate) use pages::{MAX_PAGES, list_tools};
 pub(crate) use probe::{era_of, probe};
 pub(crate) use request::CONTROL_BUDGET;

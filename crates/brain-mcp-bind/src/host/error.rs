@@ -2,7 +2,7 @@
 
 use brain_mcp_transport::Delivery;
 
-use crate::discover::DiscoverError;
+use crate::discover::{DiscoverError, DiscoverErrorKind};
 
 /// Why a host could not be built or a server added: the kind of failure, whether a
 /// request may have reached the server, and a message (never a secret). `Display` is
@@ -25,8 +25,17 @@ pub enum HostErrorKind {
     Invalid,
     /// Tools named that the server does not offer.
     Missing,
-    /// The server could not be started or its tools read.
+    /// The server answered its listing with an error, or not as the protocol says (or
+    /// its program ran but its session could not be opened).
     Server,
+    /// The server could not be reached (or its program started), gave no definite
+    /// answer, or cannot be reached as configured: the same failures a call reports as
+    /// `connect_failed`.
+    Unreachable,
+    /// The server refused the credentials, or none could be had (the credential source
+    /// gave the tenant none): the same failures a call reports as
+    /// `authorization_failed`.
+    Refused,
 }
 
 impl HostError {
@@ -42,10 +51,20 @@ impl HostError {
         }
     }
 
-    /// A server whose tools could not be read, named `server`.
+    /// A server whose tools could not be read, named `server`: discovery's kind (itself
+    /// the driver's blame) carried over.
     pub(super) fn listing(server: &str, e: &DiscoverError) -> Self {
+        let kind = match e.kind() {
+            DiscoverErrorKind::Unreachable | DiscoverErrorKind::Timeout => {
+                HostErrorKind::Unreachable
+            }
+            DiscoverErrorKind::Refused => HostErrorKind::Refused,
+            DiscoverErrorKind::Missing => HostErrorKind::Missing,
+            DiscoverErrorKind::Invalid | DiscoverErrorKind::Unloadable => HostErrorKind::Invalid,
+            _ => HostErrorKind::Server,
+        };
         Self {
-            kind: HostErrorKind::Server,
+            kind,
             delivery: e.delivery(),
             message: format!("server {server:?}: {e}"),
         }
@@ -74,3 +93,99 @@ impl std::fmt::Display for HostError {
 }
 
 impl std::error::Error for HostError {}
+
+#[cfg(test)]
+mod tests {
+    use brain_mcp_proto::client::CallError;
+    use brain_mcp_transport::{Secrets, TransportError};
+    use brain_tools_core::ErrorKind;
+
+    use super::*;
+    use crate::driver::{Cause, DriverError, Step};
+
+    fn unauthorized(status: u16) -> Cause {
+        Cause::Core(CallError::Unauthorized {
+            status,
+            challenge: None,
+        })
+    }
+
+    #[test]
+    fn one_failure_reads_the_same_in_a_call_discovery_and_the_host() {
+        use DiscoverErrorKind as D;
+        use HostErrorKind as H;
+        let start = |started| Cause::Start {
+            why: "the program".into(),
+            started,
+        };
+        let cases = [
+            (
+                Step::Call,
+                unauthorized(401),
+                ErrorKind::AuthorizationFailed,
+                D::Refused,
+                H::Refused,
+            ),
+            (
+                Step::Probe,
+                unauthorized(403),
+                ErrorKind::AuthorizationFailed,
+                D::Refused,
+                H::Refused,
+            ),
+            (
+                Step::Handshake,
+                Cause::Link(TransportError::unauthorized("no token could be had")),
+                ErrorKind::AuthorizationFailed,
+                D::Refused,
+                H::Refused,
+            ),
+            (
+                Step::Probe,
+                Cause::Unreachable("no answer".into()),
+                ErrorKind::ConnectFailed,
+                D::Unreachable,
+                H::Unreachable,
+            ),
+            (
+                Step::Probe,
+                Cause::Refused("a redirect".into()),
+                ErrorKind::ConnectFailed,
+                D::Unreachable,
+                H::Unreachable,
+            ),
+            (
+                Step::Handshake,
+                start(false),
+                ErrorKind::ConnectFailed,
+                D::Unreachable,
+                H::Unreachable,
+            ),
+            (
+                Step::Handshake,
+                start(true),
+                ErrorKind::HandshakeFailed,
+                D::Server,
+                H::Server,
+            ),
+            (
+                Step::List(1),
+                Cause::Core(CallError::Protocol("not a listing".into())),
+                ErrorKind::HandshakeFailed,
+                D::Server,
+                H::Server,
+            ),
+        ];
+        let secrets = Secrets::none();
+        for (step, cause, call, discovery, host) in cases {
+            let e = DriverError::new(step, cause);
+            let what = format!("{e:?}");
+            assert_eq!(e.to_failure(&secrets).kind, call, "{what}");
+            let listed = DiscoverError::from_driver(&e, &secrets);
+            assert_eq!(listed.kind(), discovery, "{what}");
+            let added = HostError::listing("s", &listed);
+            assert_eq!(added.kind(), host, "{what}");
+            assert_eq!(added.delivery(), e.delivery(), "{what}");
+        }
+    }
+}

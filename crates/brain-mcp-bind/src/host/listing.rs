@@ -29,7 +29,7 @@ impl ToolHost {
         };
         match self.inner.executor.credential(tenant, url).await {
             Credential::NotAuthorized => Err(HostError::new(
-                HostErrorKind::Invalid,
+                HostErrorKind::Refused,
                 format!(
                     "server {:?}: the credential source gives tenant {tenant:?} no credentials \
                      for it, so its tools cannot be listed; nothing was sent",
