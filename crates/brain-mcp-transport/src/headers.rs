@@ -10,13 +10,9 @@ use http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::{Delivery, ErrorKind, TransportError};
 
-// Lowercase forms of the names in `brain_mcp_proto::headers` (a test checks they
-// match), so they can be used as static `HeaderName`s.
-
-/// `Mcp-Session-Id`, read from replies.
-pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
-/// `Last-Event-ID`.
-pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
+// The MCP header names are the core's (`brain_mcp_proto::headers`), lower case so they
+// serve as static `HeaderName`s.
+pub(crate) use brain_mcp_proto::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 
 /// A bearer token: a [`Secret`], so it is known to the redaction step from the moment it
 /// is made. `Debug` shows `***`; the value is only read when the `Authorization` header
@@ -101,13 +97,7 @@ pub(crate) fn apply(
 /// byte and looks for a standard header of that name: about 140 instructions a header).
 fn known(name: &str) -> Option<HeaderName> {
     static NAMES: LazyLock<[(&str, HeaderName); 4]> = LazyLock::new(|| {
-        [
-            "mcp-session-id",
-            "mcp-protocol-version",
-            "mcp-method",
-            "mcp-name",
-        ]
-        .map(|name| (name, HeaderName::from_static(name)))
+        brain_mcp_proto::headers::FIXED.map(|name| (name, HeaderName::from_static(name)))
     });
     let (_, known) = NAMES.iter().find(|(known, _)| *known == name)?;
     Some(known.clone())
@@ -177,16 +167,14 @@ mod tests {
     #[test]
     fn the_core_names_parsed_once_are_the_names_it_sends() {
         use brain_mcp_proto::headers as p;
-        for name in [
-            p::MCP_SESSION_ID,
-            p::MCP_PROTOCOL_VERSION,
-            p::MCP_METHOD,
-            p::MCP_NAME,
-        ] {
-            let lower = name.to_ascii_lowercase();
+        for name in p::FIXED.into_iter().chain([p::LAST_EVENT_ID]) {
+            // A static `HeaderName` panics on anything but a lower-case token.
+            assert!(HeaderName::from_bytes(name.as_bytes()).is_ok_and(|h| h == name));
+        }
+        for name in p::FIXED {
             assert_eq!(
-                known(&lower),
-                HeaderName::from_bytes(lower.as_bytes()).ok(),
+                known(name),
+                HeaderName::from_bytes(name.as_bytes()).ok(),
                 "{name}"
             );
         }
@@ -196,17 +184,6 @@ mod tests {
             None,
             "the core sends its names in lower case"
         );
-    }
-
-    #[test]
-    fn names_match_the_protocol_crate() {
-        use brain_mcp_proto::headers as p;
-        for (ours, theirs) in [
-            (MCP_SESSION_ID, p::MCP_SESSION_ID),
-            (LAST_EVENT_ID, p::LAST_EVENT_ID),
-        ] {
-            assert_eq!(ours, theirs.to_ascii_lowercase());
-        }
     }
 
     #[test]

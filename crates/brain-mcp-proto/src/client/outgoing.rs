@@ -51,8 +51,8 @@ impl Header {
 /// Headers whose values `Debug` shows: fixed protocol values, never a peer's choice or a
 /// credential (a session id can be a token).
 const SHOWN_VALUES: &[&str] = &[
-    "mcp-protocol-version",
-    "mcp-method",
+    crate::headers::MCP_PROTOCOL_VERSION,
+    crate::headers::MCP_METHOD,
     "accept",
     "content-type",
 ];

@@ -13,18 +13,26 @@ pub use param::{
 };
 pub use value::{HeaderValueError, decode_header_value, encode_header_str, encode_header_value};
 
+// The one home of the MCP header names, in the lower case HTTP/2 writes and `http`'s
+// `HeaderName` holds (names are case-insensitive on the wire); the core and the transport
+// both take them from here.
+
 /// Session id header (handshake era).
-pub const MCP_SESSION_ID: &str = "Mcp-Session-Id";
+pub const MCP_SESSION_ID: &str = "mcp-session-id";
 /// Negotiated (or per-request) protocol version.
-pub const MCP_PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The JSON-RPC method of the body (2026-07-28).
-pub const MCP_METHOD: &str = "Mcp-Method";
+pub const MCP_METHOD: &str = "mcp-method";
 /// `params.name` or `params.uri` of the body (2026-07-28).
-pub const MCP_NAME: &str = "Mcp-Name";
-/// Prefix of headers mirrored from tool arguments (2026-07-28).
+pub const MCP_NAME: &str = "mcp-name";
+/// Prefix of headers mirrored from tool arguments (2026-07-28), as the spec writes it:
+/// the names built with it keep the case the schema declares (HTTP reads names without
+/// case).
 pub const MCP_PARAM_PREFIX: &str = "Mcp-Param-";
 /// SSE resumption header (handshake era).
-pub const LAST_EVENT_ID: &str = "Last-Event-ID";
+pub const LAST_EVENT_ID: &str = "last-event-id";
+/// The names the client core sends with nearly every message.
+pub const FIXED: [&str; 4] = [MCP_SESSION_ID, MCP_PROTOCOL_VERSION, MCP_METHOD, MCP_NAME];
 /// The schema keyword that declares a mirrored parameter.
 pub const X_MCP_HEADER: &str = "x-mcp-header";
 
