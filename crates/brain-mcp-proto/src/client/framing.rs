@@ -168,7 +168,6 @@ mod tests {
             "{shown}"
         );
     }
-    use crate::headers;
 
     #[test]
     fn the_protocol_version_is_known_once_negotiated() {
