@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn the_core_names_parsed_once_are_the_names_it_sends() {
         use brain_mcp_proto::headers as p;
-        for name in p::FIXED.into_iter().chain([p::LAST_EVENT_ID]) {
+        for name in p::FIXED.into_iter().chain([LAST_EVENT_ID]) {
             // A static `HeaderName` panics on anything but a lower-case token.
             assert!(HeaderName::from_bytes(name.as_bytes()).is_ok_and(|h| h == name));
         }
