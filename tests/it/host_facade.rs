@@ -237,3 +237,35 @@ fn a_call_outside_a_runtime_says_so_instead_of_panicking() {
     assert_eq!(error.kind.as_str(), "cancelled");
     assert!(error.message.contains("Tokio runtime"), "{}", error.message);
 }
+
+#[tokio::test]
+async fn a_managed_server_binds_its_tools_by_the_rules_discovery_follows() {
+    use crate::discover_support::{Behaviour, TinyServer};
+    let object = json!({"type": "object"});
+    let tiny = TinyServer::start(Behaviour::Tools(vec![
+        json!({"name": "a.b", "inputSchema": object}),
+        json!({"name": "a_b", "inputSchema": object}),
+        json!({"name": "bad", "inputSchema": {"type": "object",
+            "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}}),
+    ]));
+    let empty = HostConfig::from_value(&json!({"tools": []})).expect("config");
+    let host = ToolHost::new(empty, ClientConfig::default()).expect("a host");
+    // A tool hidden for its header annotation is missing, with the reason, as in
+    // `mcp-tools`.
+    let hidden = ManagedServer::http("tiny", tiny.url()).tool(ToolSpec::new("bad", [TENANT]));
+    match host.add_server(hidden).await {
+        Err(e) if e.kind() == HostErrorKind::Missing => assert!(
+            e.message()
+                .contains("\"bad\" (not offered: invalid x-mcp-header annotation"),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // Two remote names that meet as binding names get distinct ones.
+    let meeting = ManagedServer::http("tiny", tiny.url())
+        .tool(ToolSpec::new("a.b", [TENANT]))
+        .tool(ToolSpec::new("a_b", [TENANT]));
+    let names = host.add_server(meeting).await.expect("both bound");
+    assert_eq!(names, ["a_b", "a_b_2"]);
+    assert!(host.shutdown(Duration::from_secs(10)).await);
+}

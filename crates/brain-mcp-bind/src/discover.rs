@@ -28,7 +28,6 @@ pub use model::{
     DiscoveredBinding, Listed, MAX_LISTED, MAX_PAGES, MAX_TOOLS, Request,
 };
 
-pub(crate) use select::model_name;
 #[cfg(test)]
 mod tests;
 
@@ -178,6 +177,7 @@ pub(crate) async fn list_on(
         .iter()
         .map(|w| safe(secrets, w, MESSAGE_LIMIT))
         .collect();
+    let hidden = collected.hidden;
     let mut tools: Vec<Tool> = collected.found.into_iter().flatten().collect();
     for tool in &mut tools {
         output::scrub_tool(secrets, tool);
@@ -186,6 +186,7 @@ pub(crate) async fn list_on(
         tools,
         warnings,
         era,
+        hidden,
     })
 }
 

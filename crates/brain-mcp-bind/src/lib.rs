@@ -20,6 +20,7 @@
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod auth;
+mod bindings;
 mod breaker;
 mod client;
 /// The two programs, for their binaries and the tests that drive them in process: not a

@@ -118,4 +118,7 @@ pub struct Listed {
     pub warnings: Vec<String>,
     /// The era the server speaks.
     pub era: Era,
+    /// Tools not offered for an invalid `x-mcp-header` annotation, with the reason, for
+    /// the message that names a missing tool.
+    pub(crate) hidden: Vec<(String, String)>,
 }

@@ -4,7 +4,6 @@ use std::time::Instant;
 
 use brain_mcp_proto::client::Era;
 use brain_mcp_proto::mcp::Tool;
-use brain_mcp_proto::text::{FRAGMENT_LIMIT, cut};
 use brain_mcp_transport::MESSAGE_LIMIT;
 
 use super::error::{DiscoverError, DiscoverErrorKind};
@@ -14,8 +13,8 @@ use super::model::{
 use super::output;
 use super::pages::Collected;
 use crate::OAuthClient;
+use crate::bindings;
 use crate::driver::safe;
-use crate::text;
 use brain_mcp_transport::Secrets;
 
 /// Builds the bindings of the named tools, in order, or names every missing one; the
@@ -36,45 +35,32 @@ pub(super) fn select(
         .map(|(name, _)| name.as_str())
         .collect();
     if !missing.is_empty() {
-        let names = collected.names.iter().map(String::as_str);
-        let lines: Vec<String> = missing
-            .iter()
-            .map(|m| {
-                if let Some((_, why)) = collected.hidden.iter().find(|(n, _)| n == m) {
-                    let why = cut(why, FRAGMENT_LIMIT);
-                    return format!("{m:?} (not offered: invalid x-mcp-header annotation: {why})");
-                }
-                let close = text::close_matches(m, names.clone(), Some(until));
-                if close.is_empty() {
-                    format!("{m:?}")
-                } else {
-                    format!("{m:?} (did you mean {}?)", quote_list(&close))
-                }
-            })
-            .collect();
+        let lines = bindings::missing(
+            &missing,
+            collected.names.iter().map(String::as_str),
+            &collected.hidden,
+            Some(until),
+        );
         let empty = if collected.total == 0 {
             " (its tool list is empty)"
         } else {
             ""
         };
-        let message = format!("the server has no tool named {}{empty}", lines.join(", "));
+        let message = format!("the server has no tool named {lines}{empty}");
         return Err(DiscoverError::naming(
             DiscoverErrorKind::Missing,
             missing.iter().map(|m| (*m).to_owned()).collect(),
             secrets.redact(&message).into_owned(),
         ));
     }
-    let mut bindings: Vec<DiscoveredBinding> = Vec::with_capacity(request.tools.len());
-    for tool in collected.found.iter().flatten() {
+    let found: Vec<&Tool> = collected.found.iter().flatten().collect();
+    let wanted: Vec<(&str, Option<&str>)> = found.iter().map(|t| (t.name.as_str(), None)).collect();
+    let (names, notes) = bindings::names(&wanted);
+    warnings.extend(notes);
+    let mut bindings: Vec<DiscoveredBinding> = Vec::with_capacity(found.len());
+    for (tool, name) in found.into_iter().zip(names) {
         let mut binding = binding_of(request, tool);
-        let name = unique_name(&model_name(&tool.name), &bindings);
-        if name != tool.name {
-            warnings.push(format!(
-                "tool {:?} is bound as {name:?}: binding names are 1 to 64 of A-Z a-z 0-9 _ -",
-                cut(&tool.name, FRAGMENT_LIMIT)
-            ));
-            binding.name = name;
-        }
+        binding.name = name;
         output::scrub(secrets, &mut binding);
         bindings.push(binding);
     }
@@ -92,55 +78,7 @@ pub(super) fn select(
     })
 }
 
-/// The longest binding name the host config accepts.
-const MAX_BINDING_NAME: usize = 64;
-
-/// A binding name the host config accepts for a remote tool name: characters outside
-/// `A-Za-z0-9_-` become `_`, and the result is cut to 64 characters. (Remote names are
-/// free-form in practice; binding names are what the model sees.)
-pub(crate) fn model_name(remote: &str) -> String {
-    let mut name: String = remote
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(MAX_BINDING_NAME)
-        .collect();
-    if name.is_empty() {
-        name.push('_');
-    }
-    name
-}
-
-/// `name`, or `name` with a numeric suffix when an earlier binding already has it.
-pub(super) fn unique_name(name: &str, taken: &[DiscoveredBinding]) -> String {
-    let free = |candidate: &str| taken.iter().all(|b| b.name != candidate);
-    if free(name) {
-        return name.to_owned();
-    }
-    (2..)
-        .map(|n| {
-            let suffix = format!("_{n}");
-            let keep = MAX_BINDING_NAME - suffix.len();
-            format!("{}{suffix}", &name[..name.len().min(keep)])
-        })
-        .find(|candidate| free(candidate))
-        .unwrap_or_else(|| name.to_owned())
-}
-
-fn quote_list(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("{:?}", cut(n, FRAGMENT_LIMIT)))
-        .collect::<Vec<_>>()
-        .join(" or ")
-}
-
-pub(super) fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
+fn binding_of(request: &Request, tool: &Tool) -> DiscoveredBinding {
     DiscoveredBinding {
         name: tool.name.clone(),
         description: tool.description.clone().unwrap_or_default(),

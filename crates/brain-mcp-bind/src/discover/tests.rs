@@ -3,22 +3,8 @@
 use brain_mcp_proto::client::Framing;
 
 use super::pages::{Collected, Wanted};
-use super::select::{binding_of, model_name, select, unique_name};
+use super::select::select;
 use super::*;
-
-#[test]
-fn binding_names_are_what_the_host_config_accepts() {
-    assert_eq!(model_name("get-sum_2"), "get-sum_2");
-    assert_eq!(model_name("files.read/all"), "files_read_all");
-    assert_eq!(model_name(&"x".repeat(100)).len(), 64);
-    assert_eq!(model_name(""), "_");
-    let taken = vec![binding_of(
-        &request(&["a.b"]),
-        &tool("a_b", r#"{"type":"object"}"#),
-    )];
-    assert_eq!(unique_name("a_b", &taken), "a_b_2");
-    assert_eq!(unique_name("c", &taken), "c");
-}
 
 fn request(tools: &[&str]) -> Request {
     Request {

@@ -254,13 +254,13 @@ impl ToolHost {
             .await
             .map_err(|e| HostError::listing(&server.name, &e));
         let selected = listed.and_then(|listed| {
-            select::select(
-                &server.name,
-                &listed.tools,
-                &server.tools,
-                endpoint,
-                &reached.secrets(),
-            )
+            let secrets = reached.secrets();
+            let (selected, notes) =
+                select::select(&server.name, &listed, &server.tools, endpoint, &secrets)?;
+            for note in listed.warnings.iter().chain(&notes) {
+                crate::observe::server_note(&server.name, note);
+            }
+            Ok(selected)
         });
         let selected = match selected {
             Ok(selected) => selected,

@@ -27,6 +27,12 @@ pub const BREAKER_CHANGES: &str = "brain_mcp_breaker_changes_total";
 /// The `tracing` target of era and session events.
 pub const MCP_TARGET: &str = "brain::mcp";
 
+/// A note on a managed server's tools: one not offered, one bound under a name of our
+/// making, more than the listing keeps (already made safe).
+pub(crate) fn server_note(server: &str, note: &str) {
+    tracing::warn!(target: MCP_TARGET, server, "{note}");
+}
+
 /// How much of a session id logs show.
 const SHOWN_ID: usize = 8;
 
