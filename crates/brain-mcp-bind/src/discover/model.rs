@@ -20,7 +20,7 @@ pub const MAX_PAGES: usize = crate::driver::MAX_PAGES;
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
 /// Default `max_output_bytes` of a printed binding.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1_048_576;
-/// The most tools [`list`] returns.
+/// The most tools [`list`](super::list) returns.
 pub const MAX_LISTED: usize = super::pages::MAX_LISTED;
 
 /// What to discover.
