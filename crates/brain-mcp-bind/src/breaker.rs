@@ -1,22 +1,19 @@
-//! A circuit breaker per HTTP server: after [`TRIP_AFTER`] calls in a row could not reach
-//! a server (no connection, TLS failure, no answer to the era probe), calls to it fail at
-//! once for a cooldown instead of each paying a connect timeout; then one trial call goes,
-//! and its outcome closes the breaker or opens it again for twice as long (up to
-//! [`MAX_COOLDOWN`]). Any answer from the server, even an error, counts as reached.
+//! A circuit breaker per HTTP server, on the core's [`Health`] (its numbers are
+//! [`Policy::BREAKER`]): after calls in a row could not reach a server (no connection,
+//! TLS failure, no answer to the era probe), calls to it fail at once for a cooldown
+//! instead of each paying a connect timeout; then one trial call goes, and its outcome
+//! closes the breaker or opens it again for twice as long. Any answer from the server,
+//! even an error, counts as reached.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use brain_mcp_proto::client::health::{Admit, Health, Policy};
 
 use crate::observe;
 
-/// Calls in a row that found the server unreachable before the breaker opens.
-pub(crate) const TRIP_AFTER: u32 = 5;
-/// The first cooldown of an open breaker.
-pub(crate) const FIRST_COOLDOWN: Duration = Duration::from_secs(5);
-/// The longest cooldown.
-pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(60);
 /// Servers tracked at most; past it, those whose breaker is not open are forgotten.
 const MAX_SERVERS: usize = 4096;
 
@@ -25,26 +22,9 @@ const MAX_SERVERS: usize = 4096;
 /// one atomic load here, no lock.
 #[derive(Debug, Default)]
 pub(crate) struct Breakers {
-    map: Mutex<HashMap<String, State>>,
+    map: Mutex<HashMap<String, Health>>,
     /// How many servers `map` holds, readable without the lock.
     tracked: AtomicUsize,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// Calls in a row that could not reach the server.
-    failures: u32,
-    open: Option<Open>,
-}
-
-#[derive(Debug)]
-struct Open {
-    /// When the breaker opened: the server has been unreachable since then.
-    since: SystemTime,
-    until: Instant,
-    cooldown: Duration,
-    /// A trial call is under way.
-    trial: bool,
 }
 
 /// A call let through: report how it went with [`Ticket::reached`] or
@@ -59,13 +39,17 @@ pub(crate) struct Ticket<'a> {
 }
 
 impl Breakers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, State>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Health>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Lets a call to the server `key` (named `origin` in messages) through, or says why
     /// not: its breaker is open.
     pub(crate) fn admit(&self, key: &str, origin: &str) -> Result<Ticket<'_>, String> {
+        self.admit_at(key, origin, Instant::now())
+    }
+
+    fn admit_at(&self, key: &str, origin: &str, now: Instant) -> Result<Ticket<'_>, String> {
         let mut ticket = Ticket {
             breakers: self,
             trial: None,
@@ -75,29 +59,34 @@ impl Breakers {
             return Ok(ticket);
         }
         let mut map = self.lock();
-        let now = Instant::now();
-        if let Some(open) = map.get_mut(key).and_then(|s| s.open.as_mut()) {
-            if now < open.until || open.trial {
-                let wait = open
-                    .until
-                    .saturating_duration_since(now)
-                    .as_secs_f64()
-                    .ceil();
-                let next = if open.trial {
+        let Some(health) = map.get_mut(key) else {
+            return Ok(ticket);
+        };
+        match health.admit(now) {
+            Admit::Go => {}
+            Admit::Trial => {
+                ticket.trial = Some(key.to_owned());
+                observe::breaker(origin, "half_open");
+            }
+            Admit::Wait { until, trial } => {
+                let next = if trial {
                     "a trial call is under way".to_owned()
                 } else {
+                    let wait = until.saturating_duration_since(now).as_secs_f64().ceil();
                     format!("the next trial in {wait} s")
                 };
+                // The wall-clock time the server turned unreachable, for the message.
+                let since = health.since().map_or(now, |since| since);
+                let since = SystemTime::now() - now.saturating_duration_since(since);
                 return Err(format!(
-                    "{origin} has been unreachable since {} ({TRIP_AFTER} or more calls in a \
-                     row could not reach it); calls fail at once until one trial call gets \
+                    "{origin} has been unreachable since {} ({} or more calls in a row \
+                     could not reach it); calls fail at once until one trial call gets \
                      through ({next}); nothing was sent",
-                    rfc3339(open.since)
+                    rfc3339(since),
+                    Policy::BREAKER.trip_after
                 ));
             }
-            open.trial = true;
-            ticket.trial = Some(key.to_owned());
-            observe::breaker(origin, "half_open");
+            _ => {}
         }
         Ok(ticket)
     }
@@ -112,41 +101,31 @@ impl Ticket<'_> {
             return;
         }
         let mut map = breakers.lock();
-        if map.remove(key).is_some_and(|state| state.open.is_some()) {
+        if map.remove(key).is_some_and(|health| health.is_bad()) {
             observe::breaker(origin, "closed");
         }
         breakers.tracked.store(map.len(), Ordering::Release);
     }
 
     /// The call could not reach the server `key`.
-    pub(crate) fn unreachable(mut self, key: &str, origin: &str) {
+    pub(crate) fn unreachable(self, key: &str, origin: &str) {
+        self.unreachable_at(key, origin, Instant::now());
+    }
+
+    fn unreachable_at(mut self, key: &str, origin: &str, now: Instant) {
         self.reported = true;
         let breakers = self.breakers;
         let mut map = breakers.lock();
-        let state = map.entry(key.to_owned()).or_default();
-        state.failures = state.failures.saturating_add(1);
-        let now = Instant::now();
-        match state.open.as_mut() {
-            Some(open) if self.trial.is_some() => {
-                open.cooldown = (open.cooldown * 2).min(MAX_COOLDOWN);
-                open.until = now + open.cooldown;
-                open.trial = false;
-                observe::breaker(origin, "open");
-            }
-            Some(_) => {}
-            None if state.failures >= TRIP_AFTER => {
-                state.open = Some(Open {
-                    since: SystemTime::now(),
-                    until: now + FIRST_COOLDOWN,
-                    cooldown: FIRST_COOLDOWN,
-                    trial: false,
-                });
-                observe::breaker(origin, "open");
-            }
-            None => {}
+        let health = map
+            .entry(key.to_owned())
+            .or_insert_with(|| Health::new(Policy::BREAKER));
+        let before = health.until();
+        health.failed(now);
+        if health.until() != before {
+            observe::breaker(origin, "open");
         }
         if map.len() > MAX_SERVERS {
-            map.retain(|_, s| s.open.is_some());
+            map.retain(|_, health| health.is_bad());
         }
         breakers.tracked.store(map.len(), Ordering::Release);
     }
@@ -158,13 +137,9 @@ impl Drop for Ticket<'_> {
             return;
         }
         if let Some(key) = &self.trial
-            && let Some(open) = self
-                .breakers
-                .lock()
-                .get_mut(key)
-                .and_then(|s| s.open.as_mut())
+            && let Some(health) = self.breakers.lock().get_mut(key)
         {
-            open.trial = false;
+            health.abandoned();
         }
     }
 }
@@ -195,33 +170,28 @@ fn rfc3339(since: SystemTime) -> String {
 mod tests {
     use super::*;
 
-    /// Ends the cooldown of the open breaker of `key` now.
-    fn end_cooldown(breakers: &Breakers, key: &str) {
-        breakers
-            .lock()
-            .get_mut(key)
-            .unwrap()
-            .open
-            .as_mut()
-            .unwrap()
-            .until = Instant::now();
-    }
-
     #[test]
     fn it_opens_after_failures_in_a_row_and_closes_on_a_reached_trial() {
         let breakers = Breakers::default();
-        for _ in 0..TRIP_AFTER - 1 {
+        let trip = Policy::BREAKER.trip_after;
+        for _ in 0..trip - 1 {
             breakers.admit("k", "o").unwrap().unreachable("k", "o");
         }
         // One answer resets the count, and the server is no longer tracked.
         breakers.admit("k", "o").unwrap().reached("k", "o");
         assert_eq!(breakers.tracked.load(Ordering::Acquire), 0);
-        for _ in 0..TRIP_AFTER {
-            breakers.admit("k", "o").unwrap().unreachable("k", "o");
+        let t0 = Instant::now();
+        for _ in 0..trip {
+            breakers
+                .admit_at("k", "o", t0)
+                .unwrap()
+                .unreachable_at("k", "o", t0);
         }
-        let refused = breakers.admit("k", "o").unwrap_err();
+        let refused = breakers.admit_at("k", "o", t0).unwrap_err();
         assert!(
-            refused.contains("unreachable since") && refused.contains("nothing was sent"),
+            refused.contains("unreachable since")
+                && refused.contains("the next trial in 5 s")
+                && refused.contains("nothing was sent"),
             "{refused}"
         );
         assert!(
@@ -229,29 +199,35 @@ mod tests {
             "breakers are per server"
         );
         // After the cooldown one trial goes; the others still fail at once.
-        end_cooldown(&breakers, "k");
-        let trial = breakers.admit("k", "o").unwrap();
+        let after = t0 + Policy::BREAKER.first;
+        let trial = breakers.admit_at("k", "o", after).unwrap();
         assert!(
             breakers
-                .admit("k", "o")
+                .admit_at("k", "o", after)
                 .unwrap_err()
                 .contains("trial call is under way")
         );
         // A dropped trial frees the slot; a failed one doubles the cooldown.
         drop(trial);
-        breakers.admit("k", "o").unwrap().unreachable("k", "o");
-        let cooldown = breakers.lock()["k"].open.as_ref().unwrap().cooldown;
-        assert_eq!(cooldown, FIRST_COOLDOWN * 2);
-        end_cooldown(&breakers, "k");
-        breakers.admit("k", "o").unwrap().reached("k", "o");
+        breakers
+            .admit_at("k", "o", after)
+            .unwrap()
+            .unreachable_at("k", "o", after);
+        let until = breakers.lock()["k"].until().unwrap();
+        assert_eq!(until - after, Policy::BREAKER.first * 2);
+        breakers
+            .admit_at("k", "o", until)
+            .unwrap()
+            .reached("k", "o");
         assert!(breakers.admit("k", "o").is_ok(), "closed again");
+        assert_eq!(breakers.tracked.load(Ordering::Acquire), 0);
     }
 
     #[test]
     fn times_read_as_utc() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
         assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(1_764_892_800 + 3_661)),
+            rfc3339(UNIX_EPOCH + std::time::Duration::from_secs(1_764_892_800 + 3_661)),
             "2025-12-05T01:01:01Z"
         );
     }

@@ -7,7 +7,8 @@
 //! - **2026-07-28 era**: one child serves every call at once; its messages are routed to
 //!   calls by id and progress token (the child link).
 //! - **Health**: a child that ends on its own is a crash. Starts after crashes wait a
-//!   backoff (250 ms doubling to 30 s, reset by the next call that works); the pool and
+//!   backoff (the core's [`Health`] under [`Policy::RESTART`]: 250 ms, doubling with each
+//!   crash of a child started after it, to 30 s; reset by the next call that works); the pool and
 //!   the shared child are restarted in the background. A call in flight on a child that
 //!   dies fails as `connection_lost` with `unknown_outcome: true`.
 //! - **Cleanup**: every child is killed when its server is dropped; an abandoned call
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use brain_mcp_proto::client::era::{PROBE_PATIENCE, Verdict};
+use brain_mcp_proto::client::health::{Health, Policy};
 use brain_mcp_proto::client::{Era, Framing, Identity};
 use brain_mcp_transport::stdio::{StderrTail, StdioConfig};
 use tokio::time::Instant;
@@ -33,10 +35,6 @@ use crate::driver::{self, Cause, Channel, DriverError, Step};
 use crate::link::Link;
 use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 
-/// The first wait before starting a child after a crash; it doubles per crash.
-const FIRST_BACKOFF: Duration = Duration::from_millis(250);
-/// The longest wait between starts.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long a background start (pool refill, shared child restart) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -77,17 +75,6 @@ impl Drop for Inner {
     }
 }
 
-/// Crash accounting.
-#[derive(Debug, Default)]
-struct Health {
-    /// Children that ended on their own, or could not be started.
-    crashes: u64,
-    /// Crashes since the last call that worked.
-    streak: u32,
-    /// No child starts before this.
-    next_start: Option<Instant>,
-}
-
 /// What a host shows about one managed stdio server.
 #[derive(Clone, Debug)]
 pub(crate) struct Status {
@@ -123,7 +110,7 @@ impl StdioServer {
                 pool: Mutex::new(VecDeque::new()),
                 starting: AtomicUsize::new(0),
                 shared: tokio::sync::Mutex::new(None),
-                health: Mutex::new(Health::default()),
+                health: Mutex::new(Health::new(Policy::RESTART)),
                 stderr: Mutex::new(None),
                 ended: Mutex::new(None),
                 stopped: CancellationToken::new(),
@@ -150,7 +137,7 @@ impl StdioServer {
     /// The era, the crash count, and the recent stderr of the child that ended last (or
     /// of the newest, when none has ended).
     pub(crate) fn status(&self) -> Status {
-        let crashes = lock(&self.inner.health).crashes;
+        let crashes = lock(&self.inner.health).total();
         let ended = lock(&self.inner.ended).clone();
         let stderr = ended.or_else(|| lock(&self.inner.stderr).clone());
         Status {
@@ -268,10 +255,10 @@ impl StdioServer {
         if self.inner.stopped.is_cancelled() {
             return Err("the host is shutting down".into());
         }
-        let next = lock(&self.inner.health).next_start;
+        let next = lock(&self.inner.health).until().map(Instant::from_std);
         if let Some(at) = next.filter(|at| *at > Instant::now()) {
             if at >= deadline {
-                let crashes = lock(&self.inner.health).crashes;
+                let crashes = lock(&self.inner.health).total();
                 return Err(format!(
                     "the server is restarting after {crashes} crash(es); the next start is after this call's deadline"
                 ));
@@ -334,27 +321,19 @@ impl StdioServer {
 
     /// Waits until a child may start again after crashes.
     async fn backoff(&self) {
-        let next = lock(&self.inner.health).next_start;
+        let next = lock(&self.inner.health).until().map(Instant::from_std);
         if let Some(at) = next {
             tokio::time::sleep_until(at).await;
         }
     }
 
     fn failed(&self) {
-        let mut health = lock(&self.inner.health);
-        health.crashes += 1;
-        health.streak = health.streak.saturating_add(1);
-        let backoff = FIRST_BACKOFF
-            .saturating_mul(1 << (health.streak - 1).min(8))
-            .min(MAX_BACKOFF);
-        health.next_start = Some(Instant::now() + backoff);
+        lock(&self.inner.health).failed(Instant::now().into_std());
     }
 
     /// A call worked: the next start after a crash waits the shortest backoff again.
     pub(crate) fn worked(&self) {
-        let mut health = lock(&self.inner.health);
-        health.streak = 0;
-        health.next_start = None;
+        lock(&self.inner.health).succeeded();
     }
 
     /// Ends `child` off the caller's path (stdin closed, a grace, then kill).

@@ -227,9 +227,8 @@ impl Retry {
         if self.attempts >= Self::MAX_ATTEMPTS {
             return None;
         }
-        let backoff = Self::FIRST_BACKOFF
-            .saturating_mul(1 << (self.attempts - 1).min(8))
-            .min(Self::MAX_BACKOFF);
+        let backoff =
+            super::health::doubling(Self::FIRST_BACKOFF, Self::MAX_BACKOFF, self.attempts - 1);
         let wait = retry_after.unwrap_or(backoff);
         (wait < remaining).then_some(wait)
     }

@@ -34,6 +34,7 @@ mod call_wire;
 pub mod era;
 mod framing;
 pub mod handshake;
+pub mod health;
 pub mod listing;
 mod outgoing;
 mod policy;

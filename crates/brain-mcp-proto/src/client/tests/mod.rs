@@ -3,6 +3,7 @@
 mod call;
 mod era;
 mod handshake;
+mod health;
 mod listing;
 mod stdio;
 mod task;
