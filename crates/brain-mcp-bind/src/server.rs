@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use brain_mcp_proto::client::{Era, Framing, Identity};
+use brain_mcp_proto::client::{Era, Framing, Identity, ServerKind, Sessions};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_transport::Secrets;
 use tokio::time::Instant;
@@ -89,7 +89,7 @@ impl Server {
         match self {
             // Boxed, as below: a session's state stays out of the futures of calls that
             // open none.
-            Self::Http(link) if framing.opens_session() => {
+            Self::Http(link) if framing.sessions(ServerKind::Http) == Sessions::PerExchange => {
                 Box::pin(driver::open_session(
                     client,
                     Link::Http(link.clone()),

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use brain_mcp_proto::client::era::{PROBE_PATIENCE, Verdict};
 use brain_mcp_proto::client::health::{Health, Policy};
-use brain_mcp_proto::client::{Era, Framing, Identity};
+use brain_mcp_proto::client::{Era, Framing, Identity, ServerKind, Sessions};
 use brain_mcp_transport::stdio::{StderrTail, StdioConfig};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -196,7 +196,7 @@ impl StdioServer {
             driver::probe(&inner.client, &link, &inner.identity, Some(PROBE_PATIENCE)).await?;
         if let Verdict::Speaks(era) = &verdict {
             let framing = Framing::for_era(*era);
-            if framing.opens_session() {
+            if Self::pooled(&framing) {
                 self.background_close(child);
                 self.refill();
             } else {
@@ -206,6 +206,12 @@ impl StdioServer {
             }
         }
         Ok(verdict)
+    }
+
+    /// Whether `framing`'s era runs each exchange on a child of its own from the pool (the
+    /// core's word), rather than on the one shared child.
+    fn pooled(framing: &Framing) -> bool {
+        framing.sessions(ServerKind::Process) == Sessions::PooledChild
     }
 
     /// Where a call or a listing runs in `framing`'s era: a fresh child whose session is
@@ -218,7 +224,7 @@ impl StdioServer {
         bounded: bool,
     ) -> Result<Channel, DriverError> {
         let client = &self.inner.client;
-        if framing.opens_session() {
+        if Self::pooled(&framing) {
             let ready = self.take(deadline, bounded).await?;
             return Ok(ready.into_channel(client));
         }
@@ -302,7 +308,7 @@ impl StdioServer {
             return;
         };
         let framing = Framing::for_era(era);
-        if framing.opens_session() {
+        if Self::pooled(&framing) {
             return self.refill();
         }
         let server = self.clone();

@@ -41,6 +41,7 @@ mod policy;
 mod progress;
 mod result;
 mod rpc_error;
+mod server;
 mod stage;
 pub mod stdio;
 pub mod task;
@@ -54,6 +55,7 @@ pub use policy::InputRequest;
 pub use progress::Progress;
 pub use result::{check_result, read_result};
 pub use rpc_error::RpcError;
+pub use server::{ServerKind, Sessions};
 pub use stage::Stage;
 
 #[cfg(test)]
