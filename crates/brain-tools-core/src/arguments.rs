@@ -50,11 +50,12 @@ impl Arguments {
     /// with [`Self::restore`]); the error says why the text cannot be judged, after the
     /// words "the arguments". A key written twice, or one serde_json reserves, is refused
     /// (see `json_keys`): the text sent must mean what was checked.
-    pub(crate) fn take_parsed(&mut self) -> Result<Value, String> {
+    pub(crate) fn take_parsed(&mut self) -> Result<Value, crate::exact::Unjudged> {
         match (self.value.take(), &self.text) {
             (Some(value), _) => Ok(value),
             (None, Some(text)) => {
-                crate::json_keys::check_keys(text.as_str()).map_err(|problem| problem.reason())?;
+                crate::json_keys::check_keys(text.as_str())
+                    .map_err(crate::exact::Unjudged::Keys)?;
                 text.to_value()
                     .map_err(|error| crate::exact::unjudged(&error))
             }
@@ -104,11 +105,11 @@ mod tests {
     #[test]
     fn a_key_written_twice_or_a_number_past_f64_cannot_be_judged() {
         let mut twice = Arguments::from_json(r#"{"a": {"p": "/etc", "p": "/ok"}}"#).unwrap();
-        let said = twice.take_parsed().unwrap_err();
+        let said = twice.take_parsed().unwrap_err().to_string();
         assert!(said.contains("the key \"p\" twice"), "{said}");
         let mut reserved =
             Arguments::from_json(r#"{"n": {"$serde_json::private::Number": "5"}}"#).unwrap();
-        let said = reserved.take_parsed().unwrap_err();
+        let said = reserved.take_parsed().unwrap_err().to_string();
         assert!(said.contains("serde_json reserves"), "{said}");
         let mut past = Arguments::from_json(r#"{"n": 1e400}"#).unwrap();
         let parsed = past.take_parsed();
@@ -116,7 +117,7 @@ mod tests {
         assert!(
             parsed
                 .as_ref()
-                .is_err_and(|said| said.contains("past the range of an f64")),
+                .is_err_and(|said| said.to_string().contains("past the range of an f64")),
             "{parsed:?}"
         );
         #[cfg(feature = "exact-numbers")]

@@ -68,14 +68,30 @@ impl JsonText {
 /// Why JSON text could not be parsed for judging: a number past `f64`'s range is named as
 /// such (the text is valid JSON; this build cannot judge it), anything else as serde_json
 /// says.
-pub(crate) fn unjudged(error: &serde_json::Error) -> String {
+pub(crate) fn unjudged(error: &serde_json::Error) -> Unjudged {
     if error.to_string().starts_with("number out of range") {
+        Unjudged::PastF64
+    } else {
+        Unjudged::NotJson(strip_position(&error.to_string()).to_owned())
+    }
+}
+
+/// Why a text cannot be judged as the value it was parsed to. `Display` follows "the
+/// arguments" or "the structured result" ("holds ...", "is not ...", "write ...").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unjudged {
+    /// A key written twice, or one serde_json reserves.
+    #[error("{}", .0.reason())]
+    Keys(crate::json_keys::KeyProblem),
+    /// A number past the range of an `f64`, which this build does not check.
+    #[error(
         "holds a number past the range of an f64, which this build does not check \
          (brain-tools-core's `exact-numbers` feature does)"
-            .to_owned()
-    } else {
-        format!("is not valid JSON: {}", strip_position(&error.to_string()))
-    }
+    )]
+    PastF64,
+    /// Not JSON serde_json reads (its reason, without the position).
+    #[error("is not valid JSON: {0}")]
+    NotJson(String),
 }
 
 fn null() -> Box<RawValue> {

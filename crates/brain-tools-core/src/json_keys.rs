@@ -10,7 +10,7 @@ use std::collections::HashSet;
 const RESERVED_PREFIX: &str = "$serde_json::private::";
 
 /// Why a text's keys cannot be checked as its parsed value.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum KeyProblem {
     /// One object writes this key twice.
     Repeated(String),

@@ -45,11 +45,12 @@ pub use executor::{
     ToolFailure, ToolOutput,
 };
 pub use headers::{
-    MAX_HEADER_BYTES, MAX_HEADERS, check_header_name, check_header_value, check_headers,
+    HeaderError, HeadersError, MAX_HEADER_BYTES, MAX_HEADERS, check_header_name,
+    check_header_value, check_headers,
 };
 pub use oauth::{OAuthConfig, SecretVar};
 pub use pipeline::{run_call, run_call_with};
-pub use schema::{CompiledSchema, Violation, Violations};
+pub use schema::{CompiledSchema, SchemaError, Violation, Violations};
 pub use secret::{Secret, SecretError};
 pub use trace::{MAX_TRACESTATE, TraceContext, TraceContextError};
-pub use url::{EndpointUrl, MAX_URL_LEN};
+pub use url::{EndpointUrl, MAX_URL_LEN, UrlError};

@@ -153,7 +153,7 @@ impl OAuthConfig {
         let issuer = match issuer.map(|i| EndpointUrl::parse(&i)) {
             Some(Ok(url)) => Some(url),
             Some(Err(reason)) => {
-                problems.push(("issuer".into(), reason));
+                problems.push(("issuer".into(), reason.to_string()));
                 None
             }
             None => {
@@ -183,7 +183,7 @@ impl OAuthConfig {
             ("private_key_env", &key_env),
         ] {
             if let Some(Err(reason)) = var.as_deref().map(rules::check_env_name) {
-                problems.push((key.into(), reason));
+                problems.push((key.into(), reason.to_string()));
             }
         }
         let secret = match (secret_env, key_env) {

@@ -212,7 +212,7 @@ async fn finish(
         let mismatch = match output.structured_content.take() {
             None => Some("the tool returned no structured content".to_owned()),
             Some(structured) => match crate::json_keys::check_keys(structured.as_str())
-                .map_err(|problem| problem.reason())
+                .map_err(crate::exact::Unjudged::Keys)
                 .and_then(|()| {
                     structured
                         .to_value()

@@ -26,11 +26,23 @@ pub struct CompiledSchema {
     costly: bool,
 }
 
+/// Why a schema was not compiled. `Display` is a one-line reason, suitable after a
+/// config path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The schema does not compile (the validator's reason, on one line).
+    #[error("{0}")]
+    Invalid(String),
+    /// A number whose exponent is too large to compare exactly (feature `exact-numbers`);
+    /// it holds the number's start.
+    #[error("the number {0}… has an exponent too large to compare exactly")]
+    Uncomparable(String),
+}
+
 impl CompiledSchema {
     /// Compiles `schema` offline. Honours `$schema`; defaults to draft 2020-12.
-    ///
-    /// The error is a one-line reason, suitable after a config path.
-    pub fn compile(schema: &Value) -> Result<Self, String> {
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
         #[cfg(feature = "exact-numbers")]
         comparable_numbers(schema)?;
         // `pattern` and `patternProperties` use the `regex` crate: matching is linear in the
@@ -49,7 +61,7 @@ impl CompiledSchema {
                 validator: Arc::new(validator),
                 costly: is_costly(schema),
             }),
-            Err(error) => Err(one_line(&error.to_string())),
+            Err(error) => Err(SchemaError::Invalid(one_line(&error.to_string()))),
         }
     }
 
@@ -76,7 +88,7 @@ impl CompiledSchema {
         if let Err(message) = comparable_numbers(instance) {
             return Err(Violations(vec![Violation {
                 instance_path: String::new(),
-                message,
+                message: message.to_string(),
             }]));
         }
         if self.validator.is_valid(instance) {
@@ -175,7 +187,7 @@ const MAX_EXPONENT_DIGITS: usize = 15;
 /// Checks that every number in `value` can be compared exactly: an exponent of at most
 /// [`MAX_EXPONENT_DIGITS`] digits.
 #[cfg(feature = "exact-numbers")]
-fn comparable_numbers(value: &Value) -> Result<(), String> {
+fn comparable_numbers(value: &Value) -> Result<(), SchemaError> {
     match value {
         Value::Number(n) => {
             let text = n.as_str();
@@ -185,10 +197,9 @@ fn comparable_numbers(value: &Value) -> Result<(), String> {
                     .trim_start_matches('0')
             });
             match exponent {
-                Some(digits) if digits.len() > MAX_EXPONENT_DIGITS => Err(format!(
-                    "the number {}… has an exponent too large to compare exactly",
-                    &text[..text.len().min(24)]
-                )),
+                Some(digits) if digits.len() > MAX_EXPONENT_DIGITS => Err(
+                    SchemaError::Uncomparable(text[..text.len().min(24)].to_owned()),
+                ),
                 _ => Ok(()),
             }
         }
@@ -244,15 +255,17 @@ mod tests {
 
     #[test]
     fn unknown_meta_schema_is_refused_offline() {
-        let error =
-            CompiledSchema::compile(&json!({"$schema": "https://example.com/meta"})).unwrap_err();
+        let error = CompiledSchema::compile(&json!({"$schema": "https://example.com/meta"}))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("https://example.com/meta"), "{error}");
     }
 
     #[test]
     fn remote_ref_is_not_fetched() {
-        let error =
-            CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
+        let error = CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"}))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("https://example.com/s.json"), "{error}");
     }
 
@@ -356,11 +369,14 @@ mod tests {
             started.elapsed()
         );
         for backtracking in [r"^(?:(a|aa)\1?)+$", r"^(?=a)a$", r"(?<!x)y"] {
-            let error = CompiledSchema::compile(&json!({"pattern": backtracking})).unwrap_err();
+            let error = CompiledSchema::compile(&json!({"pattern": backtracking}))
+                .unwrap_err()
+                .to_string();
             assert!(!error.is_empty(), "{backtracking}");
         }
-        let error =
-            CompiledSchema::compile(&json!({"patternProperties": {r"(\w)\1": {}}})).unwrap_err();
+        let error = CompiledSchema::compile(&json!({"patternProperties": {r"(\w)\1": {}}}))
+            .unwrap_err()
+            .to_string();
         assert!(!error.is_empty());
     }
 

@@ -13,6 +13,49 @@ use std::sync::Arc;
 /// The longest URL accepted, in bytes.
 pub const MAX_URL_LEN: usize = 2048;
 
+/// Why a URL breaks the rule. `Display` is one line saying what is wrong ("must ...",
+/// "has ..."), without repeating the URL, which may hold keys.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// Longer than [`MAX_URL_LEN`].
+    #[error("must be at most {MAX_URL_LEN} bytes")]
+    TooLong,
+    /// Whitespace or a control character.
+    #[error("must not contain whitespace or control characters")]
+    Whitespace,
+    /// Not `http://` or `https://`.
+    #[error("must be an http or https URL")]
+    NotHttp,
+    /// User info (`user:password@`).
+    #[error("must not contain credentials; use token_env")]
+    Credentials,
+    /// A non-ASCII character in the path or query.
+    #[error("must be ASCII: percent-encode other characters in the path and query")]
+    NotAscii,
+    /// A non-ASCII host name.
+    #[error("must have an ASCII host name: write an internationalized name in its xn-- form")]
+    NotAsciiHost,
+    /// A fragment (`#...`).
+    #[error("must not have a fragment")]
+    Fragment,
+    /// No host.
+    #[error("must have a host")]
+    NoHost,
+    /// A host that is neither a DNS name TLS accepts nor an IP address.
+    #[error("must have a valid host")]
+    BadHost,
+    /// A port outside 1 to 65535, or not a number.
+    #[error("must have a port between 1 and 65535")]
+    BadPort,
+    /// A `%` that does not start a `%XX` escape.
+    #[error("has a % that does not start a %XX escape")]
+    BadEscape,
+    /// A character that must be percent-encoded.
+    #[error("has a character that must be percent-encoded: {0:?}")]
+    MustEncode(char),
+}
+
 /// A checked endpoint URL. The text is kept as written; [`Self::origin`] is what messages
 /// show (never the path, the query or credentials, which may hold keys).
 #[derive(Clone, PartialEq, Eq)]
@@ -29,7 +72,7 @@ pub struct EndpointUrl {
 impl EndpointUrl {
     /// Checks `url` against the rule. The error is one line saying what is wrong, without
     /// repeating the URL.
-    pub fn parse(url: &str) -> Result<Self, String> {
+    pub fn parse(url: &str) -> Result<Self, UrlError> {
         let Checked { origin, host, port } = check(url)?;
         Ok(Self {
             text: url.to_owned(),
@@ -75,35 +118,34 @@ struct Checked {
 }
 
 /// Checks `url`; returns its origin, host and port.
-fn check(url: &str) -> Result<Checked, String> {
+fn check(url: &str) -> Result<Checked, UrlError> {
     if url.len() > MAX_URL_LEN {
-        return Err(format!("must be at most {MAX_URL_LEN} bytes"));
+        return Err(UrlError::TooLong);
     }
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("must not contain whitespace or control characters".to_owned());
+        return Err(UrlError::Whitespace);
     }
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err("must be an http or https URL".to_owned());
+        return Err(UrlError::NotHttp);
     };
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
-        return Err("must be an http or https URL".to_owned());
+        return Err(UrlError::NotHttp);
     }
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     if authority.contains('@') {
-        return Err("must not contain credentials; use token_env".to_owned());
+        return Err(UrlError::Credentials);
     }
     if !url.is_ascii() {
         return Err(if authority.is_ascii() {
-            "must be ASCII: percent-encode other characters in the path and query".to_owned()
+            UrlError::NotAscii
         } else {
-            "must have an ASCII host name: write an internationalized name in its xn-- form"
-                .to_owned()
+            UrlError::NotAsciiHost
         });
     }
     if tail.contains('#') {
-        return Err("must not have a fragment".to_owned());
+        return Err(UrlError::Fragment);
     }
     let (host, port) = host_and_port(authority)?;
     check_tail(tail)?;
@@ -124,20 +166,20 @@ fn check(url: &str) -> Result<Checked, String> {
 }
 
 /// Splits and checks `host[:port]`; the host keeps its brackets if it is an IPv6 literal.
-fn host_and_port(authority: &str) -> Result<(&str, Option<u16>), String> {
+fn host_and_port(authority: &str) -> Result<(&str, Option<u16>), UrlError> {
     if authority.is_empty() {
-        return Err("must have a host".to_owned());
+        return Err(UrlError::NoHost);
     }
     let (host, port) = if authority.starts_with('[') {
-        let close = authority.find(']').ok_or("must have a valid host")?;
+        let close = authority.find(']').ok_or(UrlError::BadHost)?;
         let (host, after) = authority.split_at(close + 1);
         if !after.is_empty() && !after.starts_with(':') {
-            return Err("must have a valid host".to_owned());
+            return Err(UrlError::BadHost);
         }
         let literal = &host[1..host.len() - 1];
         // Zone ids (`%25eth0`) are not sent over HTTP; only a plain address is accepted.
         if literal.parse::<Ipv6Addr>().is_err() {
-            return Err("must have a valid host".to_owned());
+            return Err(UrlError::BadHost);
         }
         (host, after.strip_prefix(':'))
     } else {
@@ -147,16 +189,16 @@ fn host_and_port(authority: &str) -> Result<(&str, Option<u16>), String> {
         }
     };
     if host.is_empty() {
-        return Err("must have a host".to_owned());
+        return Err(UrlError::NoHost);
     }
     if !host.starts_with('[') && !is_host_name(host) {
-        return Err("must have a valid host".to_owned());
+        return Err(UrlError::BadHost);
     }
     let port = match port {
         None => None,
         Some(text) => match text.parse::<u16>() {
             Ok(n @ 1..) if text.bytes().all(|b| b.is_ascii_digit()) => Some(n),
-            _ => return Err("must have a port between 1 and 65535".to_owned()),
+            _ => return Err(UrlError::BadPort),
         },
     };
     Ok((host, port))
@@ -199,7 +241,7 @@ fn is_number(label: &str) -> bool {
 
 /// The path and query: only characters a URL carries unencoded, and `%` only as the start
 /// of a `%XX` escape.
-fn check_tail(tail: &str) -> Result<(), String> {
+fn check_tail(tail: &str) -> Result<(), UrlError> {
     let bytes = tail.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -207,17 +249,14 @@ fn check_tail(tail: &str) -> Result<(), String> {
         if b == b'%' {
             let hex = bytes.get(i + 1..i + 3);
             if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                return Err("has a % that does not start a %XX escape".to_owned());
+                return Err(UrlError::BadEscape);
             }
             i += 3;
             continue;
         }
         let allowed = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b);
         if !allowed {
-            return Err(format!(
-                "has a character that must be percent-encoded: {:?}",
-                char::from(b)
-            ));
+            return Err(UrlError::MustEncode(char::from(b)));
         }
         i += 1;
     }
@@ -355,7 +394,11 @@ mod tests {
             ),
         ];
         for (url, reason) in cases {
-            assert_eq!(EndpointUrl::parse(url).unwrap_err(), reason, "{url}");
+            assert_eq!(
+                EndpointUrl::parse(url).unwrap_err().to_string(),
+                reason,
+                "{url}"
+            );
         }
     }
 
@@ -368,9 +411,7 @@ mod tests {
     #[test]
     fn length_is_bounded() {
         let url = format!("https://h/{}", "a".repeat(MAX_URL_LEN));
-        assert_eq!(
-            EndpointUrl::parse(&url).unwrap_err(),
-            "must be at most 2048 bytes"
-        );
+        assert_eq!(EndpointUrl::parse(&url).unwrap_err(), UrlError::TooLong);
+        assert_eq!(UrlError::TooLong.to_string(), "must be at most 2048 bytes");
     }
 }

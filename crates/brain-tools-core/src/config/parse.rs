@@ -14,7 +14,7 @@ use super::written::{Member, Written};
 use crate::binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint, TaskSupport};
 use crate::headers;
 use crate::oauth::OAuthConfig;
-use crate::url::EndpointUrl;
+use crate::url::{EndpointUrl, UrlError};
 
 /// The fields a binding may have.
 pub(crate) const BINDING_FIELDS: &[&str] = &[
@@ -63,7 +63,7 @@ pub(crate) struct UrlMemo(HashMap<String, EndpointUrl>);
 
 impl UrlMemo {
     /// `url` checked by the one URL rule ([`EndpointUrl::parse`]).
-    fn parse(&mut self, url: &str) -> Result<EndpointUrl, String> {
+    fn parse(&mut self, url: &str) -> Result<EndpointUrl, UrlError> {
         if let Some(known) = self.0.get(url) {
             return Ok(known.clone());
         }
@@ -97,7 +97,7 @@ pub(crate) fn parse_binding(
     if let Some(name) = name
         && let Err(reason) = rules::check_name(name)
     {
-        fields.error("name", reason);
+        fields.error("name", reason.to_string());
     }
     let description = fields.string("description", true);
     let input_schema = fields.schema("input_schema", true, cache);
@@ -129,7 +129,7 @@ pub(crate) fn parse_binding(
     if let Some(tool) = mcp_tool
         && let Err(reason) = rules::check_mcp_tool(tool)
     {
-        fields.error("mcp_tool", reason);
+        fields.error("mcp_tool", reason.to_string());
     }
     let is_mcp = object.contains("mcp_tool");
     let url = fields.string("url", false);
@@ -137,7 +137,7 @@ pub(crate) fn parse_binding(
     match url {
         Some(url) => match urls.parse(url) {
             Ok(parsed) => endpoint_url = Some(parsed),
-            Err(reason) => fields.error("url", reason),
+            Err(reason) => fields.error("url", reason.to_string()),
         },
         None if is_mcp && !object.contains("url") => {
             fields.error("url", "required for an MCP binding (mcp_tool is set)");
@@ -148,7 +148,7 @@ pub(crate) fn parse_binding(
     if let Some(var) = token_env
         && let Err(reason) = rules::check_env_name(var)
     {
-        fields.error("token_env", reason);
+        fields.error("token_env", reason.to_string());
     }
     let oauth = fields.oauth(is_mcp, token_env.is_some());
     let max_in_flight = match object.get("max_in_flight") {
@@ -419,7 +419,7 @@ impl<'a> Fields<'a, '_> {
                 ok = false;
             };
             if let Err(reason) = headers::check_header_name(name) {
-                problem(reason);
+                problem(reason.to_string());
             } else if let Some(first) = first_of.get(&name.to_ascii_lowercase()) {
                 problem(format!(
                     "duplicate header; {first:?} is the same name (header names ignore case)"
@@ -430,7 +430,7 @@ impl<'a> Fields<'a, '_> {
             match value {
                 Value::String(text) => {
                     if let Err(reason) = headers::check_header_value(text) {
-                        problem(reason);
+                        problem(reason.to_string());
                     }
                     list.push((name.clone(), text.clone()));
                 }
@@ -438,7 +438,7 @@ impl<'a> Fields<'a, '_> {
             }
         }
         if let Err(reason) = headers::check_totals(map.len(), headers::total_bytes(&list)) {
-            self.error("headers", reason);
+            self.error("headers", reason.to_string());
             ok = false;
         }
         ok.then_some(list)

@@ -17,8 +17,28 @@ pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
 /// The largest `max_in_flight`.
 pub(crate) const MAX_IN_FLIGHT: u64 = 10_000;
 
+/// Why a name breaks its rule. `Display` follows the field's name (`must be ...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NameError {
+    /// A model-facing tool name outside 1 to 64 of `A-Z a-z 0-9 _ -`.
+    #[error("must be 1 to {MAX_NAME_LEN} characters of A-Z, a-z, 0-9, _ and -")]
+    ToolName,
+    /// An empty remote tool name.
+    #[error("must not be empty")]
+    Empty,
+    /// A remote tool name longer than [`MAX_MCP_TOOL_LEN`].
+    #[error("must be at most {MAX_MCP_TOOL_LEN} characters")]
+    TooLong,
+    /// A remote tool name with control characters.
+    #[error("must not contain control characters")]
+    Control,
+    /// Not an environment variable name.
+    #[error("must be an environment variable name: a letter or _, then letters, digits and _")]
+    EnvName,
+}
+
 /// Checks a model-facing tool name: 1 to 64 of `A-Z a-z 0-9 _ -`.
-pub(crate) fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), NameError> {
     let valid = !name.is_empty()
         && name.len() <= MAX_NAME_LEN
         && name
@@ -27,28 +47,26 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(format!(
-            "must be 1 to {MAX_NAME_LEN} characters of A-Z, a-z, 0-9, _ and -"
-        ))
+        Err(NameError::ToolName)
     }
 }
 
 /// Checks a remote MCP tool name. Servers name tools freely (even with spaces), so only
 /// emptiness, length and control characters are refused.
-pub(crate) fn check_mcp_tool(name: &str) -> Result<(), String> {
+pub(crate) fn check_mcp_tool(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        Err("must not be empty".to_owned())
+        Err(NameError::Empty)
     } else if name.chars().count() > MAX_MCP_TOOL_LEN {
-        Err(format!("must be at most {MAX_MCP_TOOL_LEN} characters"))
+        Err(NameError::TooLong)
     } else if name.chars().any(char::is_control) {
-        Err("must not contain control characters".to_owned())
+        Err(NameError::Control)
     } else {
         Ok(())
     }
 }
 
 /// Checks an environment variable name: a letter or `_`, then letters, digits and `_`.
-pub(crate) fn check_env_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_env_name(name: &str) -> Result<(), NameError> {
     let mut bytes = name.bytes();
     let valid = name.len() <= MAX_ENV_NAME_LEN
         && bytes
@@ -58,10 +76,7 @@ pub(crate) fn check_env_name(name: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(
-            "must be an environment variable name: a letter or _, then letters, digits and _"
-                .to_owned(),
-        )
+        Err(NameError::EnvName)
     }
 }
 
@@ -76,7 +91,7 @@ mod tests {
         assert!(check_name(&"a".repeat(64)).is_ok());
         for bad in ["", "a b", "a.b", "ä", &"a".repeat(65)] {
             assert_eq!(
-                check_name(bad).unwrap_err(),
+                check_name(bad).unwrap_err().to_string(),
                 "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
                 "{bad:?}"
             );
@@ -87,13 +102,16 @@ mod tests {
     fn mcp_tool_names_are_lenient() {
         assert!(check_mcp_tool("get tiny image").is_ok());
         assert!(check_mcp_tool("admin.tools.list").is_ok());
-        assert_eq!(check_mcp_tool("").unwrap_err(), "must not be empty");
         assert_eq!(
-            check_mcp_tool("a\nb").unwrap_err(),
+            check_mcp_tool("").unwrap_err().to_string(),
+            "must not be empty"
+        );
+        assert_eq!(
+            check_mcp_tool("a\nb").unwrap_err().to_string(),
             "must not contain control characters"
         );
         assert_eq!(
-            check_mcp_tool(&"x".repeat(257)).unwrap_err(),
+            check_mcp_tool(&"x".repeat(257)).unwrap_err().to_string(),
             "must be at most 256 characters"
         );
     }

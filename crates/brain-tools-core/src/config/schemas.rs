@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::repeats::Duplicates;
-use crate::schema::CompiledSchema;
+use crate::schema::{CompiledSchema, SchemaError};
 
 /// Schemas seen so far, so that bindings with equal schemas share one copy of the schema
 /// and one compiled validator. Keyed by a hash of the value; equal hashes are confirmed by
@@ -34,7 +34,7 @@ pub(crate) enum SchemaRefusal {
     /// Its text is not JSON that a value can hold (a lone surrogate escape, say).
     NotJson(String),
     /// It does not compile.
-    Invalid(String),
+    Invalid(SchemaError),
     /// It nests deeper than a JSON value read from the document may.
     TooDeep,
 }
@@ -56,7 +56,7 @@ impl SchemaCache {
             return Err(SchemaRefusal::TooDeep);
         }
         let (value, duplicates) = super::json::parse_at(text, &path())
-            .map_err(|e| SchemaRefusal::NotJson(crate::exact::unjudged(&e)))?;
+            .map_err(|e| SchemaRefusal::NotJson(crate::exact::unjudged(&e).to_string()))?;
         if !duplicates.is_empty() {
             return Err(SchemaRefusal::Duplicates(duplicates));
         }
@@ -68,7 +68,7 @@ impl SchemaCache {
         Ok(shared)
     }
 
-    pub(crate) fn compile(&mut self, schema: &Value) -> Result<Shared, String> {
+    pub(crate) fn compile(&mut self, schema: &Value) -> Result<Shared, SchemaError> {
         let mut hasher = FxHasher(0);
         hash_value(schema, &mut hasher);
         let same = self.by_value.entry(hasher.finish()).or_default();
