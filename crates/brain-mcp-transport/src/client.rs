@@ -23,7 +23,7 @@ use crate::error::{Delivery, ErrorKind, TransportError, find_source};
 use crate::load::{self, Busy, Counting, Loads, PoolStats};
 use crate::observe::ExchangeLog;
 use crate::origin::{origin, resolve, same_origin};
-use crate::proxy::{Proxies, ProxyConnector, ProxyError, Route};
+use crate::proxy::{InvalidProxy, Proxies, ProxyConnector, ProxyError, Route};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
 #[derive(Clone)]
@@ -81,7 +81,7 @@ pub enum BuildError {
     UserAgent,
     /// The explicit proxy setting cannot be used; the message never shows its credentials.
     #[error("{0}")]
-    Proxy(String),
+    Proxy(InvalidProxy),
 }
 
 /// Builds the headers of one request. Called once per attempt, so the first attempt

@@ -83,6 +83,6 @@ pub use headers::BearerToken;
 pub use load::PoolStats;
 pub use media::ContentType;
 pub use post::{PostReply, PostRequest};
-pub use proxy::ProxyConfig;
+pub use proxy::{InvalidProxy, ProxyConfig};
 pub use rpc::{ErrorCode, RequestId};
 pub use stream::{Received, ReplyStream};

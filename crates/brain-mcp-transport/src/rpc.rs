@@ -29,13 +29,27 @@ pub(crate) struct Piece {
     pub(crate) role: Role,
 }
 
+/// Why a body or an event is not JSON-RPC messages. `Display` is the reason.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotJsonRpc {
+    /// Not JSON, or not a JSON-RPC message (the decoder's reason).
+    #[error("{0}")]
+    Json(String),
+    /// `[]`.
+    #[error("an empty JSON array")]
+    EmptyBatch,
+    /// A batch where the decoder expected one message.
+    #[error("an unexpected batch")]
+    UnexpectedBatch,
+}
+
 /// Decodes a reply body or SSE data into messages, once: each becomes an owned
 /// [`Inbound`] the client core reads without decoding the envelope again.
 ///
 /// A batch array (allowed from 2025-03-26 servers) becomes its elements in order.
 /// Lone UTF-16 surrogate escapes are repaired first (they become U+FFFD), so one cut
 /// emoji does not make a whole message unreadable further up.
-pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<Piece>, String> {
+pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<Piece>, NotJsonRpc> {
     let repaired = repair_lone_surrogates(text);
     let text = repaired.as_deref().unwrap_or(text);
     let trimmed = text.trim_start_matches([' ', '\t', '\r', '\n']);
@@ -49,21 +63,22 @@ pub(crate) fn split(text: &str, ours: &RequestId) -> Result<Vec<Piece>, String> 
         }
     };
     if trimmed.starts_with('[') {
-        let items: Vec<&RawValue> = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
+        let items: Vec<&RawValue> =
+            serde_json::from_str(trimmed).map_err(|e| NotJsonRpc::Json(e.to_string()))?;
         if items.is_empty() {
-            return Err("an empty JSON array".to_owned());
+            return Err(NotJsonRpc::EmptyBatch);
         }
         items
             .into_iter()
             .map(|raw| {
-                let message = decode_raw(raw).map_err(|e| e.to_string())?;
+                let message = decode_raw(raw).map_err(|e| NotJsonRpc::Json(e.to_string()))?;
                 Ok(piece(&message, raw.get().len()))
             })
             .collect()
     } else {
-        match decode(text.as_bytes()).map_err(|e| e.to_string())? {
+        match decode(text.as_bytes()).map_err(|e| NotJsonRpc::Json(e.to_string()))? {
             Incoming::Single(m) => Ok(vec![piece(&m, text.len())]),
-            Incoming::Batch(_) => Err("an unexpected batch".to_owned()),
+            Incoming::Batch(_) => Err(NotJsonRpc::UnexpectedBatch),
         }
     }
 }

@@ -76,7 +76,7 @@ impl Collected {
             if let Err(problem) = listing::offered(framing, &tool) {
                 self.hidden_total += 1;
                 if self.hidden.len() < MAX_HIDDEN_REPORTED && tool.name.len() <= MAX_HINT_NAME {
-                    let problem = cut(&problem, FRAGMENT_LIMIT).into_owned();
+                    let problem = cut(&problem.to_string(), FRAGMENT_LIMIT).into_owned();
                     self.hidden.push((tool.name, problem));
                 }
                 continue;

@@ -3,7 +3,7 @@
 
 use serde_json::value::RawValue;
 
-use crate::headers::param_headers;
+use crate::headers::{InvalidParamHeader, param_headers};
 use crate::jsonrpc::{self, Inbound, RequestId};
 use crate::mcp::{ListToolsParams, ListToolsResult, Tool, methods, parse};
 
@@ -129,16 +129,14 @@ impl Exchange {
 /// `Mcp-Param-*` headers could not be built), so it is not offered. A schema this build
 /// cannot parse (a number past `f64`'s range) is left to the binding that would hold it,
 /// which refuses it for that reason.
-pub fn offered(framing: &Framing, tool: &Tool) -> Result<(), String> {
+pub fn offered(framing: &Framing, tool: &Tool) -> Result<(), InvalidParamHeader> {
     if !matches!(framing, Framing::Stateless(_)) {
         return Ok(());
     }
     let Ok(schema) = tool.input_schema_value() else {
         return Ok(());
     };
-    param_headers(&schema)
-        .map(|_| ())
-        .map_err(|problem| problem.to_string())
+    param_headers(&schema).map(|_| ())
 }
 
 /// One page of tools from a `tools/list` result.

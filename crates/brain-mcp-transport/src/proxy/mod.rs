@@ -110,7 +110,7 @@ impl ProxyConfig {
     }
 
     /// Resolves the setting into the rules a client applies to each destination.
-    pub(crate) fn resolve(&self) -> Result<Proxies, String> {
+    pub(crate) fn resolve(&self) -> Result<Proxies, InvalidProxy> {
         match &self.source {
             Source::Off => Ok(Proxies::none()),
             Source::Env => Ok(from_lookup(
@@ -128,7 +128,7 @@ impl ProxyConfig {
                 Ok(from_lookup(&get, self.no_proxy.as_deref()))
             }
             Source::Url(url) => {
-                check(url).map_err(|reason| format!("the proxy URL {reason}"))?;
+                check(url).map_err(|reason| InvalidProxy { reason })?;
                 let matcher = Matcher::builder().all(url.trim()).build();
                 Ok(Proxies {
                     matcher: Some(matcher),
@@ -245,6 +245,14 @@ pub(crate) fn is_loopback(host: &str) -> bool {
 
 /// Whether `value` is a proxy URL this client can use; the reason reads after "the proxy
 /// URL" or a variable's name, and never repeats the value (it may hold credentials).
+/// An explicit proxy URL this client cannot use. `Display` says why ("the proxy URL
+/// ..."), never the URL, which may hold credentials.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the proxy URL {reason}")]
+pub struct InvalidProxy {
+    reason: &'static str,
+}
+
 fn check(value: &str) -> Result<(), &'static str> {
     let uri: Uri = value
         .trim()

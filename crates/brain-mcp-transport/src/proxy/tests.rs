@@ -158,7 +158,7 @@ fn an_unusable_explicit_url_fails_the_build_without_its_credentials() {
         ),
     ] {
         let err = ProxyConfig::url(url).resolve().err().unwrap();
-        assert_eq!(err, reason, "{url}");
+        assert_eq!(err.to_string(), reason, "{url}");
     }
     assert!(
         ProxyConfig::url("https://u:p@proxy.example:3129")

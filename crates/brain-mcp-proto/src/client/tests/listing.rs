@@ -118,7 +118,9 @@ fn tools_with_bad_param_headers_are_offered_only_where_headers_are_not_built() {
         version: Some(ProtocolVersion::V2025_11_25),
     };
     assert_eq!(listing::offered(&stateless, &good), Ok(()));
-    let why = listing::offered(&stateless, &bad).expect_err("not offered");
+    let why = listing::offered(&stateless, &bad)
+        .expect_err("not offered")
+        .to_string();
     assert!(why.contains("x-mcp-header"), "{why}");
     // The handshake era sends no Mcp-Param headers: every listed tool may be offered.
     assert_eq!(listing::offered(&session, &bad), Ok(()));
