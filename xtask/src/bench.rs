@@ -60,7 +60,7 @@ fn plan(args: &[String]) -> Result<Plan, String> {
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| crate::project_root().join("target"), PathBuf::from)
+        .map_or_else(|| cmd::project_root().join("target"), PathBuf::from)
 }
 
 /// Runs the parts of the benchmark `args` select.

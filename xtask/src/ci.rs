@@ -164,7 +164,7 @@ pub(crate) fn run() -> Result<(), String> {
 /// target directory, so what it has in common with the workspace is built once.
 fn embedder(cargo: &str) -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || crate::project_root().join("target"),
+        || cmd::project_root().join("target"),
         std::path::PathBuf::from,
     );
     let target = path_of(&target);
@@ -204,7 +204,7 @@ fn embedder(cargo: &str) -> Result<(), String> {
 fn package_target() -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(
-            || crate::project_root().join("target"),
+            || cmd::project_root().join("target"),
             std::path::PathBuf::from,
         )
         .join("package-check")

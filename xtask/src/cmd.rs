@@ -14,7 +14,7 @@ pub(crate) fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result
     let status = Command::new(program)
         .args(args)
         .envs(envs.iter().copied())
-        .current_dir(crate::project_root())
+        .current_dir(project_root())
         .status()
         .map_err(|e| format!("could not start `{shown}`: {e}"))?;
     eprintln!("    ({:.1}s)", started.elapsed().as_secs_f64());
@@ -33,7 +33,7 @@ pub(crate) fn output(program: &str, args: &[&str]) -> Result<String, String> {
         .join(" ");
     let out = Command::new(program)
         .args(args)
-        .current_dir(crate::project_root())
+        .current_dir(project_root())
         .output()
         .map_err(|e| format!("could not start `{shown}`: {e}"))?;
     if !out.status.success() {
@@ -49,4 +49,13 @@ pub(crate) fn output(program: &str, args: &[&str]) -> Result<String, String> {
 /// The cargo that runs us, so the pinned toolchain is used throughout.
 pub(crate) fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// The workspace root (the parent of the xtask crate).
+pub(crate) fn project_root() -> std::path::PathBuf {
+    let manifest = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(std::path::PathBuf::from)
+        .unwrap_or(manifest)
 }

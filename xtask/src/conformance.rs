@@ -54,7 +54,7 @@ struct Expected {
 /// Runs the suite; `filters` keep only cases whose `suite/scenario/version` contains one.
 pub(crate) fn run(filters: &[String]) -> Result<(), String> {
     let started = Instant::now();
-    let root = crate::project_root();
+    let root = cmd::project_root();
     let work = root.join("target").join("conformance");
     let node = install(&root, &work)?;
     let client = build_client(&root)?;

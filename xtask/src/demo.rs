@@ -137,7 +137,7 @@ pub(crate) fn run() -> Result<(), String> {
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| crate::project_root().join("target"))
+        .unwrap_or_else(|| cmd::project_root().join("target"))
 }
 
 /// A running demo server; killed on drop.

@@ -30,7 +30,7 @@ pub(crate) fn run() -> Result<(), String> {
             CALLS,
         ],
     )?;
-    let path = crate::project_root().join(BASELINE);
+    let path = cmd::project_root().join(BASELINE);
     let recorded = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let failures = compare(&recorded, &out)?;

@@ -133,7 +133,7 @@ pub(crate) fn run() -> Result<(), String> {
     }
     drop(peers);
     let report = report(&rows, &eras, &outcomes);
-    let path = crate::project_root().join("docs/interop.md");
+    let path = crate::cmd::project_root().join("docs/interop.md");
     std::fs::write(&path, report).map_err(|e| format!("writing {}: {e}", path.display()))?;
     eprintln!(
         "xtask interop: {} calls, {} problems, {:.0} s; wrote {}",
@@ -152,7 +152,7 @@ pub(crate) fn run() -> Result<(), String> {
 /// Tools a peer lists (in its captured `tools/list`, the pinned version's) that a row of it
 /// does not call, and tools a row calls that the peer does not list.
 fn uncovered_tools(rows: &[Row]) -> Vec<String> {
-    let fixtures = crate::project_root().join("crates/brain-mcp-proto/tests/fixtures");
+    let fixtures = crate::cmd::project_root().join("crates/brain-mcp-proto/tests/fixtures");
     let mut problems = Vec::new();
     for row in rows {
         let file = match row.kind {
@@ -215,8 +215,8 @@ fn listed_tools(path: &Path) -> Result<Vec<String>, String> {
 /// The cargo target directory (`CARGO_TARGET_DIR`, relative to the root, or `target`).
 fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => crate::project_root().join(dir),
-        None => crate::project_root().join("target"),
+        Some(dir) => crate::cmd::project_root().join(dir),
+        None => crate::cmd::project_root().join("target"),
     }
 }
 
@@ -369,7 +369,7 @@ fn report(rows: &[Row], eras: &[String], outcomes: &[Outcome]) -> String {
 
 /// Pinned peer versions (from the installer and manifests) and the runtimes used.
 fn versions() -> Vec<(&'static str, String)> {
-    let root = crate::project_root();
+    let root = crate::cmd::project_root();
     let install = std::fs::read_to_string(root.join("peers/install.sh")).unwrap_or_default();
     let pin = |var: &str| {
         install

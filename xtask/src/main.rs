@@ -24,7 +24,6 @@ mod peers;
 mod soak;
 mod tidy;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -72,9 +71,3 @@ commands:
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";
-
-/// The workspace root (the parent of the xtask crate).
-pub(crate) fn project_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}

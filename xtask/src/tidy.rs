@@ -15,7 +15,7 @@ const CODE_DIRS: &[&str] = &["crates", "tests", "xtask", "fuzz/fuzz_targets"];
 
 /// Runs every rule and reports every breach at once.
 pub(crate) fn run() -> Result<(), String> {
-    let root = crate::project_root();
+    let root = crate::cmd::project_root();
     let mut files = Vec::new();
     for dir in CODE_DIRS {
         collect(&root.join(dir), &mut files);

@@ -6,7 +6,7 @@ use http::{HeaderMap, Response, StatusCode, header::HeaderValue};
 use serde_json::{Value, json};
 
 use super::body::Body;
-use super::router::header_str;
+use super::headers::header_str;
 use super::rpc::{self, Msg};
 use super::sse::reply_once;
 use super::state::Shared;

@@ -38,6 +38,7 @@ mod config;
 mod conn;
 mod faults;
 mod handshake;
+mod headers;
 mod hook;
 mod router;
 mod rpc;

@@ -9,6 +9,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::Value;
 
+use super::headers::header_str;
 use super::body::Body;
 use super::config::Era;
 use super::hook::Seen;
@@ -22,11 +23,6 @@ const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 
 /// The MCP endpoint path.
 pub(crate) const PATH: &str = "/mcp";
-
-/// A header's value as text, when present and visible ASCII.
-pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
 
 fn record(
     shared: &Shared,

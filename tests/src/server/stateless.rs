@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::body::Body;
 use super::config::Era;
 use super::handshake::{self, VERSIONS};
-use super::router::header_str;
+use super::headers::header_str;
 use super::rpc::{self, Msg};
 use super::sse::reply_once;
 use super::state::Shared;

@@ -1,11 +1,14 @@
 //! The import graph of one crate's sources, file by file: an edge from file `a` to file `b`
-//! is a path in `a`'s code (`crate::`, `super::`, `self::`, alone or in a `use` group)
-//! that names `b`'s module or an item `b` defines. A name a module re-exports (`pub use`,
-//! the crate root's included) is followed to the file that defines it, so an import
-//! through `crate::Name` is an edge to where `Name` lives.
+//! is a path in `a`'s code (`crate::`, `super::`, `self::`, a child's or an imported
+//! name's, alone or in a `use` group) that names `b`'s module or an item `b` defines. A
+//! name a module re-exports (`pub use`, the crate root's included, renamed or by glob) is
+//! followed to the file that defines it, so an import through `crate::Name` is an edge
+//! to where `Name` lives; a module that re-exports a name and uses it too imports it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use super::parse;
 
 /// A module's path from the crate root (`[]` is the root, `["client", "call"]`).
 type ModPath = Vec<String>;
@@ -25,23 +28,24 @@ struct Source {
 }
 
 impl Graph {
-    /// The graph of the `.rs` files under `src` (binaries and test files left out).
+    /// The graph of the `.rs` files under `src` (other binaries and test files left out;
+    /// `main.rs` is a binary crate's root).
     pub(crate) fn read(src: &Path) -> Result<Self, String> {
         let mut paths = Vec::new();
         collect(src, &mut paths)?;
         let mut sources = Vec::new();
         for path in paths {
             let relative = path.strip_prefix(src).unwrap_or(&path).to_path_buf();
-            if exempt(&path) || relative.starts_with("bin") {
+            if exempt(&relative) || relative.starts_with("bin") {
                 continue;
             }
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             sources.push((
-                relative,
+                relative.clone(),
                 Source {
-                    module: module_of(&path, src),
-                    code: code_of(&text),
+                    module: module_of(&relative),
+                    code: parse::code_of(&text),
                 },
             ));
         }
@@ -51,9 +55,9 @@ impl Graph {
             .enumerate()
             .map(|(i, (_, s))| (s.module.clone(), i))
             .collect();
-        let exports: Vec<BTreeMap<String, ModPath>> = sources
+        let exports: Vec<Exports> = sources
             .iter()
-            .map(|(_, s)| re_exports(&s.code, &s.module))
+            .map(|(_, s)| Exports::of(&s.code, &s.module))
             .collect();
         let resolver = Resolver {
             by_module: &by_module,
@@ -63,10 +67,22 @@ impl Graph {
             .iter()
             .enumerate()
             .map(|(i, (_, s))| {
-                paths_in(&without_re_exports(&s.code))
+                let own = parse::without_re_exports(&s.code);
+                let mut targets: Vec<ModPath> = parse::paths_in(&own)
                     .into_iter()
-                    .filter_map(|p| absolute(&s.module, &p))
-                    .filter_map(|p| resolver.file(&p, 0))
+                    .filter_map(|(p, _)| absolute(&s.module, &p))
+                    .collect();
+                // A name this module hands on and also uses.
+                targets.extend(
+                    exports[i]
+                        .names
+                        .iter()
+                        .filter(|(name, _)| parse::names_word(&own, name))
+                        .map(|(_, path)| path.clone()),
+                );
+                targets
+                    .iter()
+                    .filter_map(|p| resolver.file(p, 0))
                     .filter(|&target| target != i)
                     .collect()
             })
@@ -107,11 +123,29 @@ impl Graph {
                 .filter(|&j| reach[i].contains(&j) && reach[j].contains(&i))
                 .collect();
             placed.extend(circle.iter().copied());
-            if circle.len() >= 3 {
+            if circle.len() >= 3 && !self.pairs_only(&circle) {
                 circles.push(circle.iter().map(|&j| self.files[j].clone()).collect());
             }
         }
         circles
+    }
+
+    /// Whether a set of files that reach each other is only pairs that use each other
+    /// around no loop (a module and helpers that each import it back): every import
+    /// inside it answered by one back, and the pairs a tree. No three of them then import
+    /// each other in a loop.
+    fn pairs_only(&self, circle: &[usize]) -> bool {
+        let inside = |a: usize| self.edges[a].iter().filter(|b| circle.contains(b));
+        let mut pairs = 0;
+        for &a in circle {
+            for &b in inside(a) {
+                if !self.edges[b].contains(&a) {
+                    return false;
+                }
+                pairs += 1;
+            }
+        }
+        pairs / 2 == circle.len() - 1
     }
 
     /// Each pair of top-level modules (`client`, `driver`, …; the crate root left out)
@@ -120,7 +154,7 @@ impl Graph {
     pub(crate) fn module_loops(&self) -> Vec<(String, String)> {
         let top = |file: &str| -> Option<String> {
             let first = file.split('/').next()?.trim_end_matches(".rs");
-            (first != "lib").then(|| first.to_owned())
+            (first != "lib" && first != "main").then(|| first.to_owned())
         };
         let mut modules: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (i, targets) in self.edges.iter().enumerate() {
@@ -172,15 +206,44 @@ impl Graph {
     }
 }
 
+/// The names one module re-exports: each with the path it stands for, and the modules
+/// it re-exports everything of (`pub use x::*`).
+struct Exports {
+    names: BTreeMap<String, ModPath>,
+    globs: Vec<ModPath>,
+}
+
+impl Exports {
+    fn of(code: &str, module: &[String]) -> Self {
+        let mut exports = Self {
+            names: BTreeMap::new(),
+            globs: Vec::new(),
+        };
+        for (path, alias) in parse::re_exports(code) {
+            let Some(mut full) = absolute(module, &path) else {
+                continue;
+            };
+            if full.last().is_some_and(|l| l == "*") {
+                full.pop();
+                exports.globs.push(full);
+            } else if let Some(name) = alias.or_else(|| path.last().cloned()) {
+                exports.names.insert(name, full);
+            }
+        }
+        exports
+    }
+}
+
 /// Follows module paths to the files that define them.
 struct Resolver<'a> {
     by_module: &'a BTreeMap<ModPath, usize>,
-    exports: &'a [BTreeMap<String, ModPath>],
+    exports: &'a [Exports],
 }
 
 impl Resolver<'_> {
     /// The file an absolute path names: the deepest module it reaches, or, when the next
-    /// name is one that module re-exports, the file the re-export leads to.
+    /// name is one that module re-exports (by name or by glob), the file the re-export
+    /// leads to.
     fn file(&self, path: &[String], depth: usize) -> Option<usize> {
         if depth > 8 {
             return None;
@@ -189,191 +252,34 @@ impl Resolver<'_> {
             .rev()
             .find(|&n| self.by_module.contains_key(&path[..n]))?;
         let file = self.by_module[&path[..deepest]];
-        match path.get(deepest) {
-            Some(name) => match self.exports[file].get(name) {
-                Some(target) => self.file(target, depth + 1).or(Some(file)),
-                None => Some(file),
-            },
-            None => Some(file),
-        }
+        let Some(name) = path.get(deepest) else {
+            return Some(file);
+        };
+        let exports = &self.exports[file];
+        let through = match exports.names.get(name) {
+            Some(target) => self.file(target, depth + 1),
+            None => exports.globs.first().and_then(|glob| {
+                let mut next = glob.clone();
+                next.extend(path[deepest..].iter().cloned());
+                self.file(&next, depth + 1)
+            }),
+        };
+        Some(through.unwrap_or(file))
     }
 }
 
-/// The module path of the file at `path` under `src`.
-fn module_of(path: &Path, src: &Path) -> ModPath {
-    let relative = path.strip_prefix(src).unwrap_or(path);
+/// The module path of the file at `relative` (from `src`): `lib.rs`, `main.rs` and a
+/// directory's `mod.rs` stand for the module that holds them.
+fn module_of(relative: &Path) -> ModPath {
     let mut parts: ModPath = relative
         .iter()
         .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_owned())
         .collect();
-    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+    let root = parts.len() == 1 && parts[0] == "main";
+    if root || matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
         parts.pop();
     }
     parts
-}
-
-/// The code of a file without its test module (`#[cfg(test)] mod NAME { … }`, which
-/// stands last) and without comment lines. A `#[cfg(test)] mod tests;` declaration is
-/// skipped, and the code after it kept.
-pub(crate) fn code_of(text: &str) -> String {
-    let mut code = text;
-    let mut from = 0;
-    while let Some(at) = code[from..].find("#[cfg(test)]") {
-        let start = from + at;
-        let after = code[start + "#[cfg(test)]".len()..].trim_start();
-        let after = after.strip_prefix("pub ").unwrap_or(after);
-        let inline = after.strip_prefix("mod ").is_some_and(|rest| {
-            let name_end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            rest[name_end..].trim_start().starts_with('{')
-        });
-        if inline {
-            code = &code[..start];
-            break;
-        }
-        from = start + 1;
-    }
-    code.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Every path the code names from `crate`, `super` or `self`, with `use` groups expanded
-/// (`super::{a, b::{c, d}}` is `super::a`, `super::b::c`, `super::b::d`).
-fn paths_in(code: &str) -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    let bytes = code.as_bytes();
-    for start in ["crate::", "super::", "self::"] {
-        let mut from = 0;
-        while let Some(at) = code[from..].find(start) {
-            let begin = from + at;
-            from = begin + start.len();
-            // A whole word only: `my_crate::` or `xsuper::` is not ours.
-            let before = begin
-                .checked_sub(1)
-                .map(|b| bytes[b] as char)
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':');
-            if before.is_some() {
-                continue;
-            }
-            let head = start.trim_end_matches("::").to_owned();
-            expand(&code[begin + start.len()..], vec![head], &mut found);
-        }
-    }
-    // A path from a child module (`use parse::x;`, `error::field(..)`) is relative to the
-    // file's own module; one from another crate resolves to the file itself and is no edge.
-    let uses = use_statements(code);
-    for &(start, end) in &uses {
-        let path = code[start..end].trim_start();
-        if !["crate::", "super::", "self::", "::"]
-            .iter()
-            .any(|p| path.starts_with(p))
-        {
-            expand(path, vec!["self".to_owned()], &mut found);
-        }
-    }
-    let mut at = 0;
-    while let Some(rel) = code[at..].find("::") {
-        let colons = at + rel;
-        at = colons + 2;
-        if uses.iter().any(|&(s, e)| (s..e).contains(&colons)) {
-            continue;
-        }
-        let start = code[..colons]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(0, |i| i + 1);
-        let name = &code[start..colons];
-        let before = code[..start].chars().next_back();
-        if name.is_empty()
-            || !name.starts_with(|c: char| c.is_ascii_lowercase())
-            || matches!(name, "crate" | "super" | "self")
-            || before == Some(':')
-        {
-            continue;
-        }
-        expand(
-            &code[at..],
-            vec!["self".to_owned(), name.to_owned()],
-            &mut found,
-        );
-    }
-    found
-}
-
-/// The byte ranges of the paths of the `use` statements in `code` (after `use `, up to
-/// the `;`).
-fn use_statements(code: &str) -> Vec<(usize, usize)> {
-    let mut ranges = Vec::new();
-    let mut from = 0;
-    while let Some(rel) = code[from..].find("use ") {
-        let at = from + rel;
-        from = at + 4;
-        let word_start = code[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| c.is_whitespace() || c == ')');
-        if !word_start {
-            continue;
-        }
-        let end = code[from..].find(';').map_or(code.len(), |e| from + e);
-        ranges.push((from, end));
-        from = end;
-    }
-    ranges
-}
-
-/// Reads the path after `prefix` in `rest` (a name chain, maybe ending in a group).
-fn expand(rest: &str, prefix: Vec<String>, found: &mut Vec<Vec<String>>) {
-    let mut path = prefix;
-    let mut rest = rest;
-    loop {
-        // `super::super::x` keeps its `super`s as names; they are resolved later.
-        if let Some(group) = rest.strip_prefix('{') {
-            for item in split_group(group) {
-                expand(item.trim(), path.clone(), found);
-            }
-            return;
-        }
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if name.is_empty() {
-            break;
-        }
-        rest = &rest[name.len()..];
-        path.push(name);
-        match rest.strip_prefix("::") {
-            Some(next) => rest = next,
-            None => break,
-        }
-    }
-    found.push(path);
-}
-
-/// The items of a `use` group up to its closing brace, nested groups kept whole.
-fn split_group(group: &str) -> Vec<&str> {
-    let mut items = Vec::new();
-    let (mut depth, mut start) = (0usize, 0usize);
-    for (i, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => {
-                items.push(&group[start..i]);
-                return items;
-            }
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                items.push(&group[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    items.push(&group[start..]);
-    items
 }
 
 /// `path` (starting with `crate`, `super` or `self`) made absolute from module
@@ -398,68 +304,8 @@ fn absolute(module: &[String], path: &[String]) -> Option<Vec<String>> {
     Some(base)
 }
 
-/// The starts of a re-export statement: a file that only hands a name on does not use it,
-/// so its re-exports are followed, not counted as its own imports.
-const RE_EXPORTS: [&str; 3] = ["pub use ", "pub(crate) use ", "pub(super) use "];
-
-/// `code` without its re-export statements.
-fn without_re_exports(code: &str) -> String {
-    let mut kept = String::with_capacity(code.len());
-    let mut rest = code;
-    loop {
-        let next = RE_EXPORTS
-            .iter()
-            .filter_map(|p| rest.find(p))
-            .filter(|&at| at == 0 || rest[..at].ends_with(char::is_whitespace))
-            .min();
-        let Some(at) = next else {
-            kept.push_str(rest);
-            return kept;
-        };
-        kept.push_str(&rest[..at]);
-        rest = rest[at..].find(';').map_or("", |end| &rest[at + end + 1..]);
-    }
-}
-
-/// The names module `module` re-exports (`pub use` and `pub(crate) use`), each with the
-/// absolute path it stands for.
-fn re_exports(code: &str, module: &[String]) -> BTreeMap<String, Vec<String>> {
-    let mut names = BTreeMap::new();
-    for statement in code.split(';') {
-        // Attributes and doc lines may stand before the `use` on lines of their own.
-        let Some(rest) = statement.lines().find_map(|line| {
-            RE_EXPORTS
-                .iter()
-                .find_map(|p| line.trim_start().strip_prefix(p))
-                .map(|first| {
-                    let at = statement.find(first).unwrap_or(0);
-                    &statement[at..]
-                })
-        }) else {
-            continue;
-        };
-        let mut paths = Vec::new();
-        // A re-export of a child (`pub use call::Call`) is relative to this module.
-        let rest = rest.trim();
-        let starts_here = !["crate::", "super::", "self::"]
-            .iter()
-            .any(|p| rest.starts_with(p));
-        if starts_here {
-            expand(rest, vec!["self".to_owned()], &mut paths);
-        } else {
-            paths.extend(paths_in(rest));
-        }
-        for path in paths {
-            // A directory's module and a file's module have the same `self`.
-            if let (Some(last), Some(full)) = (path.last().cloned(), absolute(module, &path)) {
-                names.insert(last, full);
-            }
-        }
-    }
-    names
-}
-
-/// Files under a scanned tree that the source rules skip: tests.
+/// Files the rules skip: tests (`path` is taken from a crate's `src`, or is a scanned
+/// tree's file: a folder named `tests` above the tree does not count).
 pub(crate) fn exempt(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == "tests.rs")
         || path.components().any(|c| c.as_os_str() == "tests")
@@ -564,16 +410,23 @@ mod tests {
 
     #[test]
     fn paths_are_read_from_groups_and_chains() {
-        let found = paths_in("use super::{a::{B, c::D}, e};\nlet x = crate::f::g(1); my_crate::h;");
-        let found: Vec<String> = found.iter().map(|p| p.join("::")).collect();
+        let found = parse::paths_in(
+            "use super::{a::{B, c::D as E}, e};\nuse crate::d::{self};\nlet x = crate::f::g(1); \
+             my_crate::h; d::probe(); E::new(); crate::r#type::T;",
+        );
+        let found: Vec<String> = found.iter().map(|(p, _)| p.join("::")).collect();
         assert_eq!(
             found,
             [
-                "crate::f::g",
                 "super::a::B",
                 "super::a::c::D",
                 "super::e",
-                "self::my_crate::h"
+                "crate::d::self",
+                "crate::f::g",
+                "self::my_crate::h",
+                "crate::d::probe",
+                "super::a::c::D::new",
+                "crate::type::T",
             ]
         );
         assert_eq!(
@@ -584,5 +437,76 @@ mod tests {
             Some(vec!["z".to_owned()])
         );
         assert_eq!(absolute(&[], &["super".into(), "z".into()]), None);
+    }
+
+    #[test]
+    fn binaries_globs_renames_and_a_module_using_what_it_hands_on_are_seen() {
+        // Under a folder named `tests`: still read (only a crate's own test files are not).
+        let dir = tree(
+            "bin/tests/src",
+            &[
+                ("main.rs", "mod a;\nmod m;\nfn main() { a::run(); }\n"),
+                ("a.rs", "pub fn run() { crate::m::Gamma::new(); }\n"),
+                (
+                    "m/mod.rs",
+                    "mod b;\nmod c;\npub use c::*;\npub use b::Beta as B;\nfn f() -> B { todo!() }\n",
+                ),
+                ("m/b.rs", "pub struct Beta;\n"),
+                (
+                    "m/c.rs",
+                    "pub struct Gamma;\npub fn root() { crate::helper(); }\n",
+                ),
+            ],
+        );
+        // main.rs is the root: c -> main (helper), main -> a, a -> c through the glob.
+        std::fs::write(
+            dir.join("main.rs"),
+            "mod a;\nmod m;\nfn main() { a::run(); }\npub fn helper() {}\n",
+        )
+        .expect("write");
+        let graph = Graph::read(&dir).expect("reads");
+        let index = |f: &str| graph.files.iter().position(|g| g == f).expect(f);
+        assert!(
+            graph.edges[index("a.rs")].contains(&index("m/c.rs")),
+            "a glob is followed"
+        );
+        assert!(
+            graph.edges[index("m/mod.rs")].contains(&index("m/b.rs")),
+            "a module that uses what it hands on imports it"
+        );
+        assert_eq!(
+            graph.circles(),
+            [["a.rs", "m/c.rs", "main.rs"]],
+            "{:?}",
+            graph.edges
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_module_and_helpers_that_each_use_it_back_are_pairs_not_a_circle() {
+        let dir = tree(
+            "pairs",
+            &[
+                ("lib.rs", "mod m;\n"),
+                (
+                    "m/mod.rs",
+                    "mod a;\nmod b;\npub struct S;\nfn f() { a::x(); b::y(); }\n",
+                ),
+                ("m/a.rs", "use super::S;\npub fn x() {}\n"),
+                ("m/b.rs", "use super::S;\npub fn y() {}\n"),
+            ],
+        );
+        let graph = Graph::read(&dir).expect("reads");
+        assert!(graph.circles().is_empty(), "{:?}", graph.edges);
+        // b using a closes a loop of three: m -> b -> a -> m.
+        std::fs::write(
+            dir.join("m/b.rs"),
+            "use super::{S, a};\npub fn y() { a::x(); }\n",
+        )
+        .expect("write");
+        let graph = Graph::read(&dir).expect("reads");
+        assert_eq!(graph.circles().len(), 1, "{:?}", graph.edges);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -73,7 +73,7 @@ fn parse_args(args: &[String]) -> Result<(u64, Vec<&'static str>), String> {
 
 /// Seeds, builds and runs `targets`, then prints one table of results.
 fn fuzz_all(toolchain: String, seconds: u64, targets: &[&'static str]) -> Result<(), String> {
-    let root = crate::project_root();
+    let root = crate::cmd::project_root();
     let fuzz = root.join("fuzz");
     eprintln!("xtask fuzz: {toolchain}, {seconds} s per target");
     for seeds in seeds::all(&root, targets)? {
@@ -113,7 +113,7 @@ fn fuzz_all(toolchain: String, seconds: u64, targets: &[&'static str]) -> Result
 }
 
 fn display(path: &Path) -> String {
-    path.strip_prefix(crate::project_root())
+    path.strip_prefix(crate::cmd::project_root())
         .unwrap_or(path)
         .display()
         .to_string()

@@ -37,7 +37,7 @@ fn the_first_nightly_is_picked_from_rustup_listing() {
 
 #[test]
 fn every_target_gets_seeds_from_the_real_fixtures() {
-    let all = seeds::all(&crate::project_root(), TARGETS).unwrap();
+    let all = seeds::all(&crate::cmd::project_root(), TARGETS).unwrap();
     let names: Vec<&str> = all.iter().map(|s| s.target).collect();
     assert_eq!(names, TARGETS);
     for seeds in &all {
@@ -54,7 +54,7 @@ fn every_target_gets_seeds_from_the_real_fixtures() {
         let doc: Value = serde_json::from_slice(input).unwrap();
         assert!(doc["tools"].is_array(), "{doc}");
     }
-    assert!(seeds::all(&crate::project_root(), &["nope"]).is_err());
+    assert!(seeds::all(&crate::cmd::project_root(), &["nope"]).is_err());
 }
 
 #[test]

@@ -50,7 +50,7 @@ impl Drop for Peer {
 pub(crate) fn peers_dir() -> PathBuf {
     std::env::var_os("BRAIN_PEERS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| crate::project_root().join("target").join("peers"))
+        .unwrap_or_else(|| crate::cmd::project_root().join("target").join("peers"))
 }
 
 /// Starts `kind` on a free port and waits until it listens (and its log names the port).
@@ -88,7 +88,7 @@ fn try_start(kind: Kind, logs: &Path) -> Result<Peer, String> {
         }
         Kind::Python => {
             let mut c = Command::new(dir.join("python-venv/bin/python"));
-            c.arg(crate::project_root().join("peers/python/server.py"))
+            c.arg(crate::cmd::project_root().join("peers/python/server.py"))
                 .arg(port.to_string());
             c
         }
@@ -99,7 +99,7 @@ fn try_start(kind: Kind, logs: &Path) -> Result<Peer, String> {
         }
     };
     let child = cmd
-        .current_dir(crate::project_root())
+        .current_dir(crate::cmd::project_root())
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)

@@ -1,0 +1,246 @@
+//! Reading a Rust file for the paths it names: the code outside test modules and comments,
+//! `use` statements with their groups and renames, the names a file re-exports, and paths
+//! written in the code (`crate::x::y`, `super::z`, `child::f(..)`, `alias::g(..)`).
+
+use std::collections::BTreeMap;
+
+/// A path a file names, and the name it is known by there when renamed (`as`).
+pub(crate) type Named = (Vec<String>, Option<String>);
+
+/// The starts of a re-export statement: a file that only hands a name on does not use it,
+/// so its re-exports are followed, not counted as its own imports.
+const RE_EXPORTS: [&str; 3] = ["pub use ", "pub(crate) use ", "pub(super) use "];
+
+/// The code of a file without its test module (`#[cfg(test)] mod NAME { … }`, which
+/// stands last) and without comment lines. A `#[cfg(test)] mod tests;` declaration is
+/// skipped, and the code after it kept.
+pub(crate) fn code_of(text: &str) -> String {
+    let mut code = text;
+    let mut from = 0;
+    while let Some(at) = code[from..].find("#[cfg(test)]") {
+        let start = from + at;
+        let after = code[start + "#[cfg(test)]".len()..].trim_start();
+        let after = after.strip_prefix("pub ").unwrap_or(after);
+        let inline = after.strip_prefix("mod ").is_some_and(|rest| {
+            let name_end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            rest[name_end..].trim_start().starts_with('{')
+        });
+        if inline {
+            code = &code[..start];
+            break;
+        }
+        from = start + 1;
+    }
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `code` without its re-export statements.
+pub(crate) fn without_re_exports(code: &str) -> String {
+    let mut kept = String::with_capacity(code.len());
+    let mut rest = code;
+    loop {
+        let next = RE_EXPORTS
+            .iter()
+            .filter_map(|p| rest.find(p))
+            .filter(|&at| at == 0 || rest[..at].ends_with(char::is_whitespace))
+            .min();
+        let Some(at) = next else {
+            kept.push_str(rest);
+            return kept;
+        };
+        kept.push_str(&rest[..at]);
+        rest = rest[at..].find(';').map_or("", |end| &rest[at + end + 1..]);
+    }
+}
+
+/// The names a module re-exports, each with the path it stands for (relative paths of
+/// a child start with `self`); a glob (`pub use x::*`) is kept under `*`.
+pub(crate) fn re_exports(code: &str) -> Vec<Named> {
+    let mut found = Vec::new();
+    for statement in code.split(';') {
+        // Attributes and doc lines may stand before the `use` on lines of their own.
+        let Some(rest) = statement.lines().find_map(|line| {
+            RE_EXPORTS
+                .iter()
+                .find_map(|p| line.trim_start().strip_prefix(p))
+                .map(|first| {
+                    let at = statement.find(first).unwrap_or(0);
+                    &statement[at..]
+                })
+        }) else {
+            continue;
+        };
+        use_paths(rest.trim(), &mut found);
+    }
+    found
+}
+
+/// The paths one `use` names (its text after `use `), relative ones from `self`.
+fn use_paths(path: &str, found: &mut Vec<Named>) {
+    let path = path.trim_start().trim_start_matches("::");
+    let head = ["crate", "super", "self"]
+        .into_iter()
+        .find(|h| path.starts_with(&format!("{h}::")));
+    match head {
+        Some(head) => expand(&path[head.len() + 2..], vec![head.to_owned()], found),
+        None => expand(path, vec!["self".to_owned()], found),
+    }
+}
+
+/// Every path the code names (`use` statements and paths written in the code), with the
+/// names its `use` statements bring in: `aliases` maps each to its path, so `driver::f`
+/// after `use crate::driver;` (or `{self}`) is read as `crate::driver::f`.
+pub(crate) fn paths_in(code: &str) -> Vec<Named> {
+    let uses = use_statements(code);
+    let mut found = Vec::new();
+    for &(start, end) in &uses {
+        use_paths(&code[start..end], &mut found);
+    }
+    let mut aliases: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, alias) in &found {
+        let mut path = path.clone();
+        if path.last().is_some_and(|l| l == "self") {
+            path.pop();
+        }
+        if let Some(name) = alias.clone().or_else(|| path.last().cloned()) {
+            aliases.insert(name, path);
+        }
+    }
+    let mut at = 0;
+    while let Some(rel) = code[at..].find("::") {
+        let colons = at + rel;
+        at = colons + 2;
+        if uses.iter().any(|&(s, e)| (s..e).contains(&colons)) {
+            continue;
+        }
+        let start = code[..colons]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '#'))
+            .map_or(0, |i| i + 1);
+        let name = code[start..colons].trim_start_matches("r#");
+        let before = code[..start].chars().next_back();
+        if name.is_empty() || before == Some(':') {
+            continue;
+        }
+        let prefix = match name {
+            "crate" | "super" | "self" => vec![name.to_owned()],
+            _ if !name.starts_with(|c: char| c.is_ascii_lowercase()) => {
+                // A type's path (`Type::f`) goes where the type's `use` went.
+                match aliases.get(name) {
+                    Some(path) => path.clone(),
+                    None => continue,
+                }
+            }
+            _ => match aliases.get(name) {
+                Some(path) => path.clone(),
+                // A child module, or another crate (which resolves to the file itself).
+                None => vec!["self".to_owned(), name.to_owned()],
+            },
+        };
+        expand(&code[at..], prefix, &mut found);
+    }
+    found
+}
+
+/// The byte ranges of the paths of the `use` statements in `code` (after `use `, up to
+/// the `;`), re-exports included.
+fn use_statements(code: &str) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut from = 0;
+    while let Some(rel) = code[from..].find("use ") {
+        let at = from + rel;
+        from = at + 4;
+        let word_start = code[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| c.is_whitespace() || c == ')');
+        if !word_start {
+            continue;
+        }
+        let end = code[from..].find(';').map_or(code.len(), |e| from + e);
+        ranges.push((from, end));
+        from = end;
+    }
+    ranges
+}
+
+/// Reads the path after `prefix` in `rest`: a chain of names (raw ones unwrapped), maybe
+/// ending in a group (expanded), a glob (`*`) or a rename (`as name`).
+fn expand(rest: &str, prefix: Vec<String>, found: &mut Vec<Named>) {
+    let mut path = prefix;
+    let mut rest = rest.trim_start();
+    loop {
+        if let Some(group) = rest.strip_prefix('{') {
+            for item in split_group(group) {
+                expand(item.trim(), path.clone(), found);
+            }
+            return;
+        }
+        if rest.starts_with('*') {
+            path.push("*".to_owned());
+            break;
+        }
+        rest = rest.strip_prefix("r#").unwrap_or(rest);
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            break;
+        }
+        rest = &rest[name.len()..];
+        path.push(name);
+        match rest.strip_prefix("::") {
+            Some(next) => rest = next,
+            None => break,
+        }
+    }
+    let alias = rest
+        .trim_start()
+        .strip_prefix("as ")
+        .map(|r| {
+            r.trim_start()
+                .trim_start_matches("r#")
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|a| !a.is_empty() && a != "_");
+    found.push((path, alias));
+}
+
+/// The items of a `use` group up to its closing brace, nested groups kept whole.
+fn split_group(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..i]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&group[start..]);
+    items
+}
+
+/// Whether `code` names `name` as a whole word.
+pub(crate) fn names_word(code: &str, name: &str) -> bool {
+    code.match_indices(name).any(|(at, _)| {
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        !code[..at].chars().next_back().is_some_and(ident)
+            && !code[at + name.len()..].chars().next().is_some_and(ident)
+    })
+}
