@@ -36,28 +36,40 @@ pub(crate) fn model_name(remote: &str) -> String {
 /// The binding names of `wanted` (each tool's remote name, and the name asked for, if
 /// any), in order, with a note for each tool bound under a name of our making. A name
 /// asked for is kept as given (the loader judges it); every other is the remote name
-/// made valid, with a numeric suffix when another binding has it already.
+/// made valid, with a numeric suffix when another tool's name became the same. The same
+/// remote tool wanted twice without a name gets the same name twice, which the loader
+/// refuses: two bindings of one tool need names of their own.
 pub(crate) fn names(wanted: &[(&str, Option<&str>)]) -> (Vec<String>, Vec<String>) {
     let mut taken: Vec<String> = wanted
         .iter()
         .filter_map(|(_, asked)| asked.map(str::to_owned))
         .collect();
+    let mut made: Vec<(&str, String)> = Vec::new();
     let mut notes = Vec::new();
     let names = wanted
         .iter()
-        .map(|(remote, asked)| match asked {
-            Some(asked) => (*asked).to_owned(),
-            None => {
-                let name = unique(&model_name(remote), &taken);
-                if name != *remote {
-                    notes.push(format!(
-                        "tool {:?} is bound as {name:?}: binding names are 1 to 64 of A-Z a-z 0-9 _ -",
-                        cut(remote, FRAGMENT_LIMIT)
-                    ));
-                }
-                taken.push(name.clone());
-                name
+        .map(|(remote, asked)| {
+            if let Some(asked) = asked {
+                return (*asked).to_owned();
             }
+            if let Some((_, name)) = made.iter().find(|(r, _)| r == remote) {
+                return name.clone();
+            }
+            let valid = model_name(remote);
+            let name = unique(&valid, &taken);
+            let shown = cut(remote, FRAGMENT_LIMIT);
+            if name != valid {
+                notes.push(format!(
+                    "tool {shown:?} is bound as {name:?}: another tool's binding is {valid:?}"
+                ));
+            } else if name != *remote {
+                notes.push(format!(
+                    "tool {shown:?} is bound as {name:?}: binding names are 1 to 64 of A-Z a-z 0-9 _ -"
+                ));
+            }
+            taken.push(name.clone());
+            made.push((remote, name.clone()));
+            name
         })
         .collect();
     (names, notes)
@@ -127,9 +139,16 @@ mod tests {
         assert_eq!(names, ["a_b", "a_b_3", "a_b_2", "chosen", "a_b_4"]);
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(
-            notes[0].contains("\"a.b\" is bound as \"a_b\""),
+            notes[0].contains("\"a.b\" is bound as \"a_b\": binding names"),
             "{notes:?}"
         );
+        assert!(
+            notes[1].contains("another tool's binding is \"a_b\""),
+            "{notes:?}"
+        );
+        // One remote tool twice without names: the same name, for the loader to refuse.
+        let (names, _) = super::names(&[("echo", None), ("echo", None)]);
+        assert_eq!(names, ["echo", "echo"]);
     }
 
     #[test]

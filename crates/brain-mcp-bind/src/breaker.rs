@@ -35,6 +35,9 @@ pub(crate) struct Ticket<'a> {
     breakers: &'a Breakers,
     /// The server's key, when this call is its trial.
     trial: Option<String>,
+    /// When the call was let through: a call begun before a cooldown ended neither
+    /// lengthens it nor ends its trial.
+    started: Instant,
     reported: bool,
 }
 
@@ -53,6 +56,7 @@ impl Breakers {
         let mut ticket = Ticket {
             breakers: self,
             trial: None,
+            started: now,
             reported: false,
         };
         if self.tracked.load(Ordering::Acquire) == 0 {
@@ -120,7 +124,7 @@ impl Ticket<'_> {
             .entry(key.to_owned())
             .or_insert_with(|| Health::new(Policy::BREAKER));
         let before = health.until();
-        health.failed(now);
+        health.failed(self.started, now);
         if health.until() != before {
             observe::breaker(origin, "open");
         }
@@ -139,7 +143,7 @@ impl Drop for Ticket<'_> {
         if let Some(key) = &self.trial
             && let Some(health) = self.breakers.lock().get_mut(key)
         {
-            health.abandoned();
+            health.abandoned(self.started);
         }
     }
 }

@@ -26,7 +26,8 @@ pub enum DiscoverErrorKind {
     /// The request itself is unusable (names, URL, token variable); nothing was sent.
     Invalid,
     /// The server could not be reached, gave no definite answer, or cannot be reached
-    /// as configured (a refused redirect or proxy, a program that does not start).
+    /// as configured (a proxy that refuses, a redirect refused at the era probe, a
+    /// program that does not start).
     Unreachable,
     /// The server refused the credentials (401 or 403), or no OAuth token could be had.
     Refused,

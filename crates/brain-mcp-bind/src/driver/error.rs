@@ -41,8 +41,8 @@ pub(crate) enum Cause {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Blame {
     /// Nothing definite came back: no connection, no answer in time, a connection that
-    /// broke, or a way there the configuration refuses (a redirect, a proxy, a child
-    /// that cannot start).
+    /// broke, or a way there the configuration refuses (a redirect at the era probe, a
+    /// proxy, a child that cannot start).
     Unreachable,
     /// The server refused our credentials (401 or 403), or no token could be had.
     Credentials,
@@ -157,11 +157,11 @@ impl DriverError {
                 TransportKind::BodyTooLarge { .. } => Blame::Server,
                 TransportKind::Connect
                 | TransportKind::Tls
-                | TransportKind::InvalidRequest
-                | TransportKind::Redirect
                 | TransportKind::Io
                 | TransportKind::StreamEnded
                 | TransportKind::Timeout => Blame::Unreachable,
+                // Nothing sent (a request that cannot be built, a refused destination);
+                // a redirect the client will not follow is the server's answer.
                 _ if e.delivery() == Delivery::NotSent => Blame::Unreachable,
                 _ => Blame::Server,
             },

@@ -255,14 +255,12 @@ impl ToolHost {
             .map_err(|e| HostError::listing(&server.name, &e));
         let selected = listed.and_then(|listed| {
             let secrets = reached.secrets();
-            let (selected, notes) =
+            let (selected, mut notes) =
                 select::select(&server.name, &listed, &server.tools, endpoint, &secrets)?;
-            for note in listed.warnings.iter().chain(&notes) {
-                crate::observe::server_note(&server.name, note);
-            }
-            Ok(selected)
+            notes.splice(0..0, listed.warnings);
+            Ok((selected, notes))
         });
-        let selected = match selected {
+        let (selected, notes) = match selected {
             Ok(selected) => selected,
             Err(e) => {
                 // Its background starts must not outlive a server never added.
@@ -311,6 +309,10 @@ impl ToolHost {
         }
         if let Some(stdio) = started {
             lock(&self.inner.servers).push(stdio);
+        }
+        // Told once the tools are served: a server refused adds nothing to note.
+        for note in &notes {
+            crate::observe::server_note(&server.name, note);
         }
         let names = selected.iter().map(|(b, _)| b.name().to_owned()).collect();
         for (binding, via) in selected {

@@ -277,11 +277,12 @@ impl StdioServer {
             }
         }
         let weak = Arc::downgrade(&self.inner);
+        let started = Instant::now();
         let on_end = Box::new(move |expected: bool, stderr: StderrTail| {
             if let Some(inner) = weak.upgrade() {
                 *lock(&inner.ended) = Some(stderr);
                 if !expected {
-                    Self { inner }.crashed();
+                    Self { inner }.crashed(started);
                 }
             }
         });
@@ -292,15 +293,16 @@ impl StdioServer {
                 Ok(child)
             }
             Err(e) => {
-                self.failed();
+                self.failed(started);
                 Err(format!("could not start the server: {}", error_chain(&e)))
             }
         }
     }
 
-    /// A child ended on its own: count it, and restart what should be running.
-    fn crashed(&self) {
-        self.failed();
+    /// A child started at `started` ended on its own: count it, and restart what should
+    /// be running.
+    fn crashed(&self, started: Instant) {
+        self.failed(started);
         if self.inner.stopped.is_cancelled() {
             return;
         }
@@ -333,8 +335,10 @@ impl StdioServer {
         }
     }
 
-    fn failed(&self) {
-        lock(&self.inner.health).failed(Instant::now().into_std());
+    /// A child started at `started` crashed, or could not start: a child started after
+    /// the backoff lengthens it.
+    fn failed(&self, started: Instant) {
+        lock(&self.inner.health).failed(started.into_std(), Instant::now().into_std());
     }
 
     /// A call worked: the next start after a crash waits the shortest backoff again.

@@ -87,6 +87,8 @@ impl StdioServer {
             )
         };
         let child = self.start(true, deadline).await.map_err(start)?;
+        // Its start, for health: a child started after a backoff that fails lengthens it.
+        let started = Instant::now();
         let inner = &self.inner;
         let opening =
             driver::open_session(&inner.client, Link::Child(child.clone()), &inner.identity);
@@ -116,11 +118,11 @@ impl StdioServer {
             // The child is dropped (killed) with these: count them here, since its end is
             // ours, not a crash the reader would report.
             Ok(Err(e)) => {
-                self.failed();
+                self.failed(started);
                 Err(handshake(e.message(&none)))
             }
             Err(_) => {
-                self.failed();
+                self.failed(started);
                 Err(handshake(format!(
                     "the server did not answer initialize in time{}",
                     self.stderr_hint()

@@ -1,6 +1,6 @@
 //! A server's health: after failures in a row, attempts wait out a cooldown; an attempt
-//! made after it that fails again doubles it, up to a ceiling (attempts that began before
-//! the cooldown count, but do not lengthen it); one success ends it. One mechanism for
+//! begun after it that fails again doubles it, up to a ceiling (attempts begun before it
+//! ended count, but neither lengthen it nor end a trial); one success ends it. One mechanism for
 //! the circuit breaker of an HTTP server (calls fail at once during the cooldown, then
 //! one trial call goes) and for restarting a crashed child process (the next start waits
 //! the cooldown out). The numbers live here, as [`Policy`]s; time is passed in.
@@ -107,20 +107,20 @@ impl Health {
         Admit::Trial
     }
 
-    /// An attempt failed at `now`. At the policy's count the cooldown starts; a failure
-    /// of an attempt made after it (the trial, or a start that waited it out) doubles it;
-    /// one that began before it only counts.
-    pub fn failed(&mut self, now: Instant) {
+    /// An attempt begun at `started` failed at `now`. At the policy's count the cooldown
+    /// starts; the failure of an attempt begun after it ended (the trial, or a start that
+    /// waited it out) doubles it and ends the trial; one begun before only counts.
+    pub fn failed(&mut self, started: Instant, now: Instant) {
         self.streak = self.streak.saturating_add(1);
         self.total = self.total.saturating_add(1);
-        let trial = std::mem::replace(&mut self.trial, false);
         match self.until {
             None if self.streak >= self.policy.trip_after => {
                 self.since = Some(now);
                 self.cooldown = self.policy.first;
                 self.until = Some(now + self.cooldown);
             }
-            Some(until) if trial || now >= until => {
+            Some(until) if started >= until => {
+                self.trial = false;
                 self.cooldown = doubling(self.cooldown, self.policy.max, 1);
                 self.until = Some(now + self.cooldown);
             }
@@ -137,9 +137,12 @@ impl Health {
         self.trial = false;
     }
 
-    /// A trial ended with no outcome (its caller gave up): another may go.
-    pub fn abandoned(&mut self) {
-        self.trial = false;
+    /// An attempt begun at `started` ended with no outcome (its caller gave up): if it was
+    /// the trial, another may go.
+    pub fn abandoned(&mut self, started: Instant) {
+        if self.until.is_some_and(|until| started >= until) {
+            self.trial = false;
+        }
     }
 
     /// Whether health is bad: attempts wait or fail at once.
