@@ -9,9 +9,9 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use super::headers::header_str;
 use super::body::Body;
 use super::config::Era;
+use super::headers::header_str;
 use super::hook::Seen;
 use super::rpc;
 use super::state::Shared;
