@@ -27,6 +27,36 @@ pub(crate) struct Breakers {
     tracked: AtomicUsize,
 }
 
+/// Why a call fails at once: its server's breaker is open. `Display` says since when the
+/// server has been unreachable and when a call may go again; nothing was sent.
+#[derive(Debug)]
+pub(crate) struct BreakerOpen {
+    /// What messages call the server.
+    origin: String,
+    /// When it turned unreachable.
+    since: SystemTime,
+    /// The wait until the next trial; none while a trial is under way.
+    next: Option<std::time::Duration>,
+}
+
+impl std::fmt::Display for BreakerOpen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let next = match self.next {
+            Some(wait) => format!("the next trial in {} s", wait.as_secs_f64().ceil()),
+            None => "a trial call is under way".to_owned(),
+        };
+        write!(
+            f,
+            "{} has been unreachable since {} ({} or more calls in a row could not reach \
+             it); calls fail at once until one trial call gets through ({next}); nothing \
+             was sent",
+            self.origin,
+            rfc3339(self.since),
+            Policy::BREAKER.trip_after
+        )
+    }
+}
+
 /// A call let through: report how it went with [`Ticket::reached`] or
 /// [`Ticket::unreachable`]; a trial's ticket dropped unreported (a cancelled call) frees
 /// the trial.
@@ -48,11 +78,11 @@ impl Breakers {
 
     /// Lets a call to the server `key` (named `origin` in messages) through, or says why
     /// not: its breaker is open.
-    pub(crate) fn admit(&self, key: &str, origin: &str) -> Result<Ticket<'_>, String> {
+    pub(crate) fn admit(&self, key: &str, origin: &str) -> Result<Ticket<'_>, BreakerOpen> {
         self.admit_at(key, origin, Instant::now())
     }
 
-    fn admit_at(&self, key: &str, origin: &str, now: Instant) -> Result<Ticket<'_>, String> {
+    fn admit_at(&self, key: &str, origin: &str, now: Instant) -> Result<Ticket<'_>, BreakerOpen> {
         let mut ticket = Ticket {
             breakers: self,
             trial: None,
@@ -73,22 +103,13 @@ impl Breakers {
                 observe::breaker(origin, "half_open");
             }
             Admit::Wait { until, trial } => {
-                let next = if trial {
-                    "a trial call is under way".to_owned()
-                } else {
-                    let wait = until.saturating_duration_since(now).as_secs_f64().ceil();
-                    format!("the next trial in {wait} s")
-                };
                 // The wall-clock time the server turned unreachable, for the message.
                 let since = health.since().map_or(now, |since| since);
-                let since = SystemTime::now() - now.saturating_duration_since(since);
-                return Err(format!(
-                    "{origin} has been unreachable since {} ({} or more calls in a row \
-                     could not reach it); calls fail at once until one trial call gets \
-                     through ({next}); nothing was sent",
-                    rfc3339(since),
-                    Policy::BREAKER.trip_after
-                ));
+                return Err(BreakerOpen {
+                    origin: origin.to_owned(),
+                    since: SystemTime::now() - now.saturating_duration_since(since),
+                    next: (!trial).then(|| until.saturating_duration_since(now)),
+                });
             }
             _ => {}
         }
@@ -191,7 +212,7 @@ mod tests {
                 .unwrap()
                 .unreachable_at("k", "o", t0);
         }
-        let refused = breakers.admit_at("k", "o", t0).unwrap_err();
+        let refused = breakers.admit_at("k", "o", t0).unwrap_err().to_string();
         assert!(
             refused.contains("unreachable since")
                 && refused.contains("the next trial in 5 s")
@@ -209,6 +230,7 @@ mod tests {
             breakers
                 .admit_at("k", "o", after)
                 .unwrap_err()
+                .to_string()
                 .contains("trial call is under way")
         );
         // A dropped trial frees the slot; a failed one doubles the cooldown.

@@ -76,7 +76,7 @@ fn target(url: &str, token_env: Option<&str>) -> Result<(Target, Option<Secret>)
     let bearer = token.as_ref().map(|t| BearerToken::new(t.expose()));
     let target = match Target::new(url, bearer) {
         Ok(target) => target,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(why.to_string()),
     };
     Ok((target, token))
 }

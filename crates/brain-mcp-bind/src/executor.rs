@@ -121,7 +121,9 @@ impl McpExecutor {
                 self.client
                     .breakers()
                     .admit(server.key(), server.origin())
-                    .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?,
+                    .map_err(|open| {
+                        ToolFailure::before_send(ErrorKind::ConnectFailed, open.to_string())
+                    })?,
             ),
             Server::Stdio(_) => None,
         };
@@ -258,7 +260,7 @@ impl McpExecutor {
         headers: &[(String, String)],
     ) -> Result<Server, ToolFailure> {
         let mut target = Target::checked(url, bearer)
-            .map_err(|m| ToolFailure::before_send(ErrorKind::ConnectFailed, m))?
+            .map_err(|why| ToolFailure::before_send(ErrorKind::ConnectFailed, why.to_string()))?
             .with_headers(headers)
             .with_secrets(self.client.proxy_secrets());
         if let Some(oauth) = oauth {

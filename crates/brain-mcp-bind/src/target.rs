@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use brain_mcp_proto::client::Header;
 use brain_mcp_transport::{BearerToken, Secrets};
-use brain_tools_core::EndpointUrl;
+use brain_tools_core::{EndpointUrl, UrlError};
 use http::Uri;
 
 use crate::auth::{Authorizer, Authorizers, OAuthClient};
@@ -50,23 +50,36 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// Why a URL cannot be a target. `Display` never repeats the URL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TargetError {
+    /// The URL breaks the config loader's rule.
+    #[error("the URL {0}")]
+    Url(UrlError),
+    /// The rule took a URL the HTTP layer cannot send to (a bug in the rule, reported
+    /// rather than trusted).
+    #[error("the URL of {0} cannot be sent to")]
+    Unsendable(String),
+}
+
 impl Target {
     /// A target for `url`, checked with the config loader's rule ([`EndpointUrl`]), so a
     /// URL that loads is one the HTTP layer can send to. The error never repeats the URL.
-    pub(crate) fn new(url: &str, bearer: Option<BearerToken>) -> Result<Self, String> {
-        let checked = EndpointUrl::parse(url).map_err(|reason| format!("the URL {reason}"))?;
+    pub(crate) fn new(url: &str, bearer: Option<BearerToken>) -> Result<Self, TargetError> {
+        let checked = EndpointUrl::parse(url).map_err(TargetError::Url)?;
         Self::checked(&checked, bearer)
     }
 
     /// A target for a URL the config loader already checked (a binding's): the rule is
     /// not run again on every call.
-    pub(crate) fn checked(url: &EndpointUrl, bearer: Option<BearerToken>) -> Result<Self, String> {
-        // The rule accepts a subset of what `Uri` parses; a failure here is a bug in the
-        // rule, reported rather than trusted.
+    pub(crate) fn checked(
+        url: &EndpointUrl,
+        bearer: Option<BearerToken>,
+    ) -> Result<Self, TargetError> {
         let parsed: Uri = url
             .as_str()
             .parse()
-            .map_err(|_| format!("the URL of {} cannot be sent to", url.origin()))?;
+            .map_err(|_| TargetError::Unsendable(url.origin().to_owned()))?;
         let secrets = Secrets::new(bearer.as_ref().map(BearerToken::expose));
         Ok(Self {
             url: parsed,
@@ -175,12 +188,16 @@ mod tests {
     fn targets_need_http_urls() {
         assert!(Target::new("http://127.0.0.1:1/mcp", None).is_ok());
         assert!(Target::new("https://example.test/mcp", None).is_ok());
-        let err = Target::new("ftp://x/mcp", None).expect_err("not http");
+        let err = Target::new("ftp://x/mcp", None)
+            .expect_err("not http")
+            .to_string();
         assert!(err.contains("must be an http or https URL"), "{err}");
         assert!(Target::new("not a url", None).is_err());
         assert!(Target::new("/mcp", None).is_err());
         // The message never repeats the URL: its query may hold a key.
-        let err = Target::new("http://h/mcp?key=s3cret&q=<x>", None).expect_err("bad char");
+        let err = Target::new("http://h/mcp?key=s3cret&q=<x>", None)
+            .expect_err("bad char")
+            .to_string();
         assert!(!err.contains("s3cret"), "{err}");
         let target = Target::new("HTTP://H.example:8080/mcp?key=s3cret", None).expect("valid");
         assert_eq!(target.url.host(), Some("H.example"));

@@ -223,7 +223,7 @@ impl ToolHost {
                     ),
                 };
                 let mut target = Target::new(url, bearer)
-                    .map_err(invalid)?
+                    .map_err(|why| invalid(why.to_string()))?
                     .with_headers(headers)
                     .with_secrets(self.client().proxy_secrets());
                 if let Some(oauth) = &oauth {
@@ -344,7 +344,7 @@ impl ToolHost {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .reload(config)
-            .map_err(|m| HostError::new(HostErrorKind::Invalid, m))?;
+            .map_err(|refused| HostError::new(HostErrorKind::Invalid, refused.to_string()))?;
         self.client()
             .set_allow_private_auth_destinations(config.allow_private_auth_destinations());
         let mut vars = self

@@ -89,11 +89,16 @@ pub struct Reloaded {
     pub changed: Vec<String>,
 }
 
+/// A reload refused: the config names a tool a managed server serves. `Display` says so.
+#[derive(Debug, thiserror::Error)]
+#[error("the config names {0:?}, a tool a managed server serves; nothing was changed")]
+pub(super) struct ManagedName(String);
+
 impl Routes {
     /// Serves `config`'s MCP bindings in place of the configured ones; managed servers'
     /// tools stay, after the configured ones. Refused, with nothing changed, when a name
     /// of `config` is a managed server's tool.
-    pub(super) fn reload(&mut self, config: &HostConfig) -> Result<Reloaded, String> {
+    pub(super) fn reload(&mut self, config: &HostConfig) -> Result<Reloaded, ManagedName> {
         let fresh: Vec<_> = config
             .tools()
             .iter()
@@ -103,10 +108,7 @@ impl Routes {
         let managed =
             |routes: &Self, name: &str| routes.by_name.get(name).is_some_and(|r| !r.configured);
         if let Some(taken) = fresh.iter().find(|b| managed(self, b.name())) {
-            return Err(format!(
-                "the config names {:?}, a tool a managed server serves; nothing was changed",
-                taken.name()
-            ));
+            return Err(ManagedName(taken.name().to_owned()));
         }
         let mut report = Reloaded::default();
         for name in &self.order {

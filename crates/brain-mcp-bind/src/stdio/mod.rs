@@ -38,6 +38,26 @@ use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 /// How long a background start (pool refill, shared child restart) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why no child was started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// The host is shutting down.
+    #[error("the host is shutting down")]
+    ShuttingDown,
+    /// Crashes hold starts back past the call's deadline.
+    #[error(
+        "the server is restarting after {crashes} crash(es); the next start is after this \
+         call's deadline"
+    )]
+    Restarting {
+        /// Crashes over the server's life.
+        crashes: u64,
+    },
+    /// The program could not be started (the reasons, outermost first).
+    #[error("could not start the server: {0}")]
+    Spawn(String),
+}
+
 /// Numbers the servers of this process, so each has an era cache key of its own.
 static SERVERS: AtomicU64 = AtomicU64::new(1);
 
@@ -186,7 +206,7 @@ impl StdioServer {
     pub(crate) async fn probe_once(&self, deadline: Instant) -> Result<Verdict, DriverError> {
         let child = match self.start(false, deadline).await {
             Ok(child) => child,
-            Err(why) => return Ok(Verdict::Refused(why)),
+            Err(why) => return Ok(Verdict::Refused(why.to_string())),
         };
         // A handshake-era child may quit on the probe: that is an answer, not a crash.
         child.expect_end(true);
@@ -246,7 +266,7 @@ impl StdioServer {
             DriverError::new(
                 Step::Handshake,
                 Cause::Start {
-                    why,
+                    why: why.to_string(),
                     started: false,
                 },
             )
@@ -257,22 +277,24 @@ impl StdioServer {
     }
 
     /// Starts a child, after the crash backoff (failing if that would pass `deadline`).
-    async fn start(&self, exclusive: bool, deadline: Instant) -> Result<Arc<ChildLink>, String> {
+    async fn start(
+        &self,
+        exclusive: bool,
+        deadline: Instant,
+    ) -> Result<Arc<ChildLink>, StartError> {
         if self.inner.stopped.is_cancelled() {
-            return Err("the host is shutting down".into());
+            return Err(StartError::ShuttingDown);
         }
         let next = lock(&self.inner.health).until().map(Instant::from_std);
         if let Some(at) = next.filter(|at| *at > Instant::now()) {
             if at >= deadline {
                 let crashes = lock(&self.inner.health).total();
-                return Err(format!(
-                    "the server is restarting after {crashes} crash(es); the next start is after this call's deadline"
-                ));
+                return Err(StartError::Restarting { crashes });
             }
             tokio::select! {
                 () = tokio::time::sleep_until(at) => {}
                 () = self.inner.stopped.cancelled() => {
-                    return Err("the host is shutting down".into());
+                    return Err(StartError::ShuttingDown);
                 }
             }
         }
@@ -294,7 +316,7 @@ impl StdioServer {
             }
             Err(e) => {
                 self.failed(started);
-                Err(format!("could not start the server: {}", error_chain(&e)))
+                Err(StartError::Spawn(error_chain(&e)))
             }
         }
     }

@@ -77,11 +77,11 @@ impl StdioServer {
 
     /// Starts a child and opens its session, within `deadline` when `bounded`.
     async fn open(&self, deadline: Instant, bounded: bool) -> Result<Ready, DriverError> {
-        let start = |why| {
+        let start = |why: super::StartError| {
             DriverError::new(
                 Step::Handshake,
                 Cause::Start {
-                    why,
+                    why: why.to_string(),
                     started: false,
                 },
             )
