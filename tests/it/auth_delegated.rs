@@ -28,7 +28,10 @@ struct User {
 
 #[async_trait]
 impl AuthorizationHandler for User {
-    async fn authorize(&self, prompt: &AuthorizationPrompt) -> Result<String, String> {
+    async fn authorize(
+        &self,
+        prompt: &AuthorizationPrompt,
+    ) -> Result<String, brain_mcp_bind::Declined> {
         self.prompts.lock().expect("prompts").push(prompt.clone());
         if !self.approve {
             return Err("the user declined".into());
@@ -39,7 +42,7 @@ impl AuthorizationHandler for User {
             .fetch(FetchRequest::get(url, Duration::from_secs(5)))
             .await
             .map_err(|e| e.to_string())?;
-        answer.location.ok_or_else(|| "no redirect".to_owned())
+        answer.location.ok_or_else(|| "no redirect".into())
     }
 }
 

@@ -374,11 +374,11 @@ impl brain_mcp_bind::AuthorizationHandler for Approve {
     async fn authorize(
         &self,
         prompt: &brain_mcp_bind::AuthorizationPrompt,
-    ) -> Result<String, String> {
+    ) -> Result<String, brain_mcp_bind::Declined> {
         let url = prompt.url.parse().map_err(|_| "not a URL")?;
         let req = brain_mcp_transport::FetchRequest::get(url, std::time::Duration::from_secs(5));
         let answer = self.0.fetch(req).await.map_err(|e| e.to_string())?;
-        answer.location.ok_or_else(|| "no redirect".to_owned())
+        answer.location.ok_or_else(|| "no redirect".into())
     }
 }
 
@@ -548,6 +548,14 @@ fn authorization_is_visible(capture: &Capture, issuer: &str) {
     assert!(
         outcomes.contains(&"ok") && outcomes.contains(&"refused"),
         "{outcomes:?}"
+    );
+    // The call whose token was refused says whose fault it was.
+    assert!(
+        events.iter().any(|e| {
+            e.get("message").map(String::as_str) == Some("no token")
+                && e.get("fault").map(String::as_str) == Some("authorization_server")
+        }),
+        "{events:?}"
     );
     assert!(
         events

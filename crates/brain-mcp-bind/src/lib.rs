@@ -49,7 +49,7 @@ mod target;
 mod text;
 
 pub use auth::{
-    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
     OAuthClient, StoredTokens, TokenStore,
 };
 pub use brain_mcp_proto::client::Era;

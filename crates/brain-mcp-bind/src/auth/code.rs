@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http::Uri;
 
 use super::credentials::{Credentials, pkce_challenge, random_token};
+use super::failure::AuthFailure;
 use super::flow::STEP_DEADLINE;
 use super::given::{AuthorizationPrompt, Delegated};
 use super::net::Net;
@@ -19,7 +20,7 @@ pub(crate) async fn register(
     net: &Net<'_>,
     authority: &Authority,
     delegated: &Delegated,
-) -> Result<Credentials, String> {
+) -> Result<Credentials, AuthFailure> {
     let server = &authority.server;
     if let Some(url) = &delegated.metadata_document
         && server.client_id_metadata_document_supported
@@ -31,13 +32,15 @@ pub(crate) async fn register(
             issued: true,
         });
     }
-    let endpoint = server.registration_endpoint.as_deref().ok_or(
-        "authorization: the authorization server offers no way to register this client \
-         (no registration_endpoint, no Client ID Metadata Document support) and none was configured",
-    )?;
-    let uri: Uri = endpoint
-        .parse()
-        .map_err(|_| "authorization: the registration endpoint is not a URL")?;
+    let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {
+        AuthFailure::server(
+            "authorization: the authorization server offers no way to register this client \
+             (no registration_endpoint, no Client ID Metadata Document support) and none was configured",
+        )
+    })?;
+    let uri: Uri = endpoint.parse().map_err(|_| {
+        AuthFailure::server("authorization: the registration endpoint is not a URL")
+    })?;
     let body = code::registration_body(&delegated.client_name, &delegated.redirect_uri, server);
     let mut req = FetchRequest::post(uri, "application/json", Bytes::from(body), STEP_DEADLINE);
     req.destinations = Some(net.destinations);
@@ -45,9 +48,9 @@ pub(crate) async fn register(
         .http
         .fetch(req)
         .await
-        .map_err(|e| format!("authorization: registration: {e}"))?;
-    let got =
-        Registered::read(answer.status, &answer.body).map_err(|e| format!("authorization: {e}"))?;
+        .map_err(|e| AuthFailure::server(format!("authorization: registration: {e}")))?;
+    let got = Registered::read(answer.status, &answer.body)
+        .map_err(|e| AuthFailure::server(format!("authorization: {e}")))?;
     Ok(Credentials::registered(&got, server))
 }
 
@@ -61,12 +64,19 @@ pub(crate) async fn approve(
     scope: Option<&str>,
     server_url: &str,
     principal: Option<&str>,
-) -> Result<(String, String), String> {
-    let fail = |e: brain_mcp_proto::auth::AuthError| format!("authorization: {e}");
+) -> Result<(String, String), AuthFailure> {
+    let fail =
+        |e: brain_mcp_proto::auth::AuthError| AuthFailure::server(format!("authorization: {e}"));
     code::check_pkce(&authority.server, authority.defaults).map_err(fail)?;
-    let endpoint = authority.server.authorization_endpoint.as_deref().ok_or(
-        "authorization: the authorization server's metadata has no authorization_endpoint",
-    )?;
+    let endpoint = authority
+        .server
+        .authorization_endpoint
+        .as_deref()
+        .ok_or_else(|| {
+            AuthFailure::server(
+                "authorization: the authorization server's metadata has no authorization_endpoint",
+            )
+        })?;
     let verifier = random_token(32)?;
     brain_mcp_proto::text::learn_per_request(&verifier);
     let state = random_token(16)?;
@@ -85,11 +95,11 @@ pub(crate) async fn approve(
         server_url: server_url.to_owned(),
         principal: principal.map(str::to_owned),
     };
-    let redirect = delegated
-        .handler
-        .authorize(&prompt)
-        .await
-        .map_err(|why| format!("authorization: the user's approval did not come: {why}"))?;
+    let redirect = delegated.handler.authorize(&prompt).await.map_err(|why| {
+        AuthFailure::declined(format!(
+            "authorization: the user's approval did not come: {why}"
+        ))
+    })?;
     let code = code::read_redirect(
         &redirect,
         &state,

@@ -17,6 +17,7 @@ use ring::signature::{self, EcdsaKeyPair, RsaKeyPair};
 use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject;
 
+use super::failure::AuthFailure;
 use super::given::{ClientProof, OAuthClient};
 
 /// The most bytes of a PEM key read from the environment.
@@ -114,7 +115,7 @@ impl Credentials {
         form: &mut Form,
         server: &ServerMetadata,
         issuer: &str,
-    ) -> Result<(Option<String>, Secrets), String> {
+    ) -> Result<(Option<String>, Secrets), AuthFailure> {
         let Some(proof) = &self.proof else {
             client_form(form, ClientAuth::None, &self.client_id, "");
             return Ok((None, Secrets::none()));
@@ -123,7 +124,8 @@ impl Credentials {
             Proof::Secret(secret) => {
                 let auth = match self.method {
                     Some(method @ (ClientAuth::Basic | ClientAuth::Post)) => method,
-                    _ => ClientAuth::for_secret(server).map_err(|e| e.to_string())?,
+                    _ => ClientAuth::for_secret(server)
+                        .map_err(|e| AuthFailure::server(e.to_string()))?,
                 };
                 let basic = client_form(form, auth, &self.client_id, secret.expose());
                 let secrets = Secrets::new([secret.expose().to_owned()]).with(
@@ -134,7 +136,8 @@ impl Credentials {
                 Ok((basic, secrets))
             }
             Proof::Key(signer) => {
-                let auth = ClientAuth::for_key(server).map_err(|e| e.to_string())?;
+                let auth =
+                    ClientAuth::for_key(server).map_err(|e| AuthFailure::server(e.to_string()))?;
                 let assertion = signer.assertion(&self.client_id, issuer)?;
                 client_form(form, auth, &self.client_id, &assertion);
                 Ok((None, Secrets::new([assertion])))
@@ -144,7 +147,7 @@ impl Credentials {
 
     /// The proof, read afresh (a rotated secret takes effect now), every form of it known
     /// to the redaction step before it is used.
-    fn read(&self, proof: &ClientProof) -> Result<Proof, String> {
+    fn read(&self, proof: &ClientProof) -> Result<Proof, AuthFailure> {
         let proof = Self::read_raw(proof)?;
         if let Proof::Secret(secret) = &proof {
             if self.issued {
@@ -156,32 +159,37 @@ impl Credentials {
         Ok(proof)
     }
 
-    fn read_raw(proof: &ClientProof) -> Result<Proof, String> {
+    fn read_raw(proof: &ClientProof) -> Result<Proof, AuthFailure> {
         match proof {
             ClientProof::Secret(secret) => Ok(Proof::Secret(secret.clone())),
             ClientProof::PrivateKeyPem(pem) => {
                 super::given::learn_proof(None, pem.expose(), true);
                 Signer::from_pem(pem.expose().as_bytes())
                     .map(|s| Proof::Key(Box::new(s)))
-                    .map_err(|why| format!("the private key {why}"))
+                    .map_err(|why| AuthFailure::config(format!("the private key {why}")))
             }
             ClientProof::Env(SecretVar::Secret(var)) => Secret::from_env(var)
                 .map(Proof::Secret)
-                .map_err(|e| e.to_string()),
+                .map_err(|e| AuthFailure::config(e.to_string())),
             ClientProof::Env(SecretVar::Key(var)) => {
-                let pem = std::env::var(var)
-                    .map_err(|_| format!("environment variable {var} is not set or not Unicode"))?;
+                let pem = std::env::var(var).map_err(|_| {
+                    AuthFailure::config(format!(
+                        "environment variable {var} is not set or not Unicode"
+                    ))
+                })?;
                 if pem.len() > MAX_KEY_BYTES {
-                    return Err(format!(
+                    return Err(AuthFailure::config(format!(
                         "environment variable {var} holds more than {MAX_KEY_BYTES} bytes"
-                    ));
+                    )));
                 }
                 super::given::learn_proof(None, &pem, true);
                 Signer::from_pem(pem.as_bytes())
                     .map(|s| Proof::Key(Box::new(s)))
-                    .map_err(|why| format!("environment variable {var} {why}"))
+                    .map_err(|why| AuthFailure::config(format!("environment variable {var} {why}")))
             }
-            _ => Err("this kind of client credential is not supported".into()),
+            _ => Err(AuthFailure::config(
+                "this kind of client credential is not supported",
+            )),
         }
     }
 }
@@ -206,11 +214,11 @@ impl Signer {
     }
 
     /// A signed assertion for `client_id` with the authorization server as audience.
-    fn assertion(&self, client_id: &str, audience: &str) -> Result<String, String> {
+    fn assertion(&self, client_id: &str, audience: &str) -> Result<String, AuthFailure> {
         let rng = SystemRandom::new();
         let mut id = [0u8; 16];
         rng.fill(&mut id)
-            .map_err(|_| "no randomness for the assertion id")?;
+            .map_err(|_| AuthFailure::host("no randomness for the assertion id"))?;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -223,7 +231,7 @@ impl Signer {
             Self::Ec(key) => key
                 .sign(&rng, input.as_bytes())
                 .map(|s| s.as_ref().to_vec())
-                .map_err(|_| "the assertion could not be signed")?,
+                .map_err(|_| AuthFailure::host("the assertion could not be signed"))?,
             Self::Rsa(key) => {
                 let mut out = vec![0; key.public().modulus_len()];
                 key.sign(
@@ -232,7 +240,7 @@ impl Signer {
                     input.as_bytes(),
                     &mut out,
                 )
-                .map_err(|_| "the assertion could not be signed")?;
+                .map_err(|_| AuthFailure::host("the assertion could not be signed"))?;
                 out
             }
         };
@@ -244,11 +252,11 @@ impl Signer {
 }
 
 /// `n` random bytes, base64url: PKCE verifiers and `state` values.
-pub(crate) fn random_token(n: usize) -> Result<String, String> {
+pub(crate) fn random_token(n: usize) -> Result<String, AuthFailure> {
     let mut bytes = vec![0u8; n];
     SystemRandom::new()
         .fill(&mut bytes)
-        .map_err(|_| "no randomness available".to_owned())?;
+        .map_err(|_| AuthFailure::host("no randomness available"))?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 

@@ -13,6 +13,7 @@ use http::Uri;
 use tracing::Instrument;
 
 use super::credentials::Credentials;
+use super::failure::AuthFailure;
 use super::net::Net;
 use super::seen as observe;
 
@@ -27,7 +28,7 @@ pub(crate) async fn find(
     server: &HttpUrl,
     challenge: Option<&BearerChallenge>,
     issuer: Option<&str>,
-) -> Result<Authority, String> {
+) -> Result<Authority, AuthFailure> {
     let mut search = Search::new(server, challenge, issuer);
     // A document the destination rule kept from being fetched: the search goes on (the
     // next place may serve it), and names the rule if it fails.
@@ -47,12 +48,16 @@ pub(crate) async fn find(
             }
             Step::Found(authority) => return Ok(*authority),
             Step::Failed(e) => {
-                return Err(match refused {
+                return Err(AuthFailure::server(match refused {
                     Some(why) => format!("authorization metadata: {e} ({why})"),
                     None => format!("authorization metadata: {e}"),
-                });
+                }));
             }
-            _ => return Err("authorization metadata: the search cannot go on".into()),
+            _ => {
+                return Err(AuthFailure::server(
+                    "authorization metadata: the search cannot go on",
+                ));
+            }
         }
     }
 }
@@ -89,20 +94,22 @@ pub(crate) async fn token(
     credentials: &Credentials,
     grant: Grant<'_>,
     scope: Option<&str>,
-) -> Result<Token, String> {
-    let endpoint = authority
-        .server
-        .token_endpoint
-        .as_deref()
-        .ok_or("authorization: the authorization server's metadata has no token_endpoint")?;
+) -> Result<Token, AuthFailure> {
+    let endpoint = authority.server.token_endpoint.as_deref().ok_or_else(|| {
+        AuthFailure::server(
+            "authorization: the authorization server's metadata has no token_endpoint",
+        )
+    })?;
     let uri = HttpUrl::parse(endpoint)
         .ok()
         .and_then(|_| endpoint.parse::<Uri>().ok())
-        .ok_or("authorization: the token endpoint is not an http(s) URL")?;
+        .ok_or_else(|| {
+            AuthFailure::server("authorization: the token endpoint is not an http(s) URL")
+        })?;
     let mut form = token::grant_form(grant, &authority.resource, scope);
     let (basic, mut secrets) = credentials
         .apply(&mut form, &authority.server, &authority.issuer)
-        .map_err(|why| format!("authorization: {why}"))?;
+        .map_err(|why| why.within("authorization: "))?;
     match grant {
         Grant::Refresh(refresh) => secrets = secrets.with([refresh]),
         Grant::Code { code, verifier, .. } => secrets = secrets.with([code, verifier]),
@@ -127,7 +134,9 @@ pub(crate) async fn token(
         Ok(answer) => answer,
         Err(e) => {
             observe::token_done(&span, grant_name, None, e.kind().as_str(), started);
-            return Err(format!("authorization: token request: {e}"));
+            return Err(AuthFailure::server(format!(
+                "authorization: token request: {e}"
+            )));
         }
     };
     let read = token::read_token(answer.status, &answer.body);
@@ -137,7 +146,12 @@ pub(crate) async fn token(
         Err(_) => "invalid_answer",
     };
     observe::token_done(&span, grant_name, Some(answer.status), outcome, started);
-    read.map_err(|e| format!("authorization: {}", redacted(&secrets, &e.to_string())))
+    read.map_err(|e| {
+        AuthFailure::server(format!(
+            "authorization: {}",
+            redacted(&secrets, &e.to_string())
+        ))
+    })
 }
 
 fn redacted(secrets: &Secrets, text: &str) -> String {

@@ -57,7 +57,40 @@ pub struct AuthorizationPrompt {
 pub trait AuthorizationHandler: Send + Sync + 'static {
     /// The full redirect URL (with `code` and `state`) after the user approved, or why
     /// there is none (declined, timed out).
-    async fn authorize(&self, prompt: &AuthorizationPrompt) -> Result<String, String>;
+    async fn authorize(&self, prompt: &AuthorizationPrompt) -> Result<String, Declined>;
+}
+
+/// Why a user's approval did not come (declined, timed out, the page unreachable): the
+/// handler's words, which the call's failure quotes (so never a secret). Made from any
+/// text (`"the user declined".into()`), so `?` takes a `String` or `&str` error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declined(String);
+
+impl Declined {
+    /// The approval did not come, for `reason`.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self(reason.into())
+    }
+}
+
+impl std::fmt::Display for Declined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Declined {}
+
+impl From<String> for Declined {
+    fn from(reason: String) -> Self {
+        Self(reason)
+    }
+}
+
+impl From<&str> for Declined {
+    fn from(reason: &str) -> Self {
+        Self(reason.to_owned())
+    }
 }
 
 /// The authorization code grant's settings.

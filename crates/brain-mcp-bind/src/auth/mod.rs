@@ -9,6 +9,7 @@
 
 mod code;
 pub(crate) mod credentials;
+mod failure;
 mod flow;
 mod given;
 mod held;
@@ -27,12 +28,14 @@ use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
 pub(crate) use credentials::Credentials;
+pub(crate) use failure::AuthFailure;
 pub use given::{
-    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
     OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
 pub(crate) use net::{Net, Reach};
+pub(crate) use seen::no_token;
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
@@ -55,20 +58,20 @@ struct Flight {
     authority: Option<Authority>,
     registered: HashMap<String, Credentials>,
     /// The last failure, held for the core's `FAILURE_HOLD`.
-    failed: FailureHold,
+    failed: FailureHold<AuthFailure>,
     /// Whether the host's store was asked.
     loaded: bool,
 }
 
 impl Flight {
     /// The last failure, while it is held.
-    fn held_failure(&self) -> Option<String> {
-        self.failed.held(Instant::now()).map(str::to_owned)
+    fn held_failure(&self) -> Option<AuthFailure> {
+        self.failed.held(Instant::now()).cloned()
     }
 
     /// Notes how a token request ended.
-    fn note<T>(&mut self, result: &Result<T, String>) {
-        let failure = result.as_ref().err().map(String::as_str);
+    fn note<T>(&mut self, result: &Result<T, AuthFailure>) {
+        let failure = result.as_ref().err().cloned();
         self.failed.note(Instant::now(), failure);
     }
 }
@@ -189,7 +192,7 @@ impl Authorizer {
         &self,
         reach: &Reach<'_>,
         server: &HttpUrl,
-    ) -> Result<Option<BearerToken>, String> {
+    ) -> Result<Option<BearerToken>, AuthFailure> {
         if let Some(token) = self.bearer() {
             return Ok(Some(token));
         }
@@ -220,7 +223,7 @@ impl Authorizer {
         challenge: Option<&BearerChallenge>,
         refused: Option<&BearerToken>,
         step_up: Option<String>,
-    ) -> Result<BearerToken, String> {
+    ) -> Result<BearerToken, AuthFailure> {
         let mut flight = self.flight.lock().await;
         self.load(&mut flight, server).await;
         if step_up.is_none()
@@ -238,10 +241,10 @@ impl Authorizer {
                 .split(' ')
                 .find(|s| !configured.split(' ').any(|c| c == *s))
         {
-            return Err(format!(
+            return Err(AuthFailure::config(format!(
                 "authorization: the server asks for scope {extra:?}, which the credentials do \
                  not configure"
-            ));
+            )));
         }
         if refused.is_some() && step_up.is_none() {
             // The server refused it: never send it again (a refresh token, if any, may
@@ -261,10 +264,9 @@ impl Authorizer {
                 {
                     Ok(token)
                 } else {
-                    Err(
-                        "authorization: the authorization server gave back the refused token"
-                            .into(),
-                    )
+                    Err(AuthFailure::server(
+                        "authorization: the authorization server gave back the refused token",
+                    ))
                 }
             });
         flight.note(&result);
@@ -278,24 +280,24 @@ impl Authorizer {
         server: &HttpUrl,
         challenge: Option<&BearerChallenge>,
         step_up: Option<String>,
-    ) -> Result<BearerToken, String> {
+    ) -> Result<BearerToken, AuthFailure> {
         if flight.authority.is_none() {
             let pinned = self.client.issuer.as_deref();
             let found = flow::find(net, server, challenge, pinned).await?;
             if !self.client.may_send_to(&found.issuer) {
-                return Err(format!(
+                return Err(AuthFailure::config(format!(
                     "authorization: the server names the authorization server {:?}; the client \
                      credentials were not sent there: review it and pin it (oauth.issuer, \
                      -oauth-issuer)",
                     found.issuer
-                ));
+                )));
             }
             flight.authority = Some(found);
         }
         let authority = flight
             .authority
             .as_ref()
-            .ok_or("authorization: no authority")?;
+            .ok_or_else(|| AuthFailure::host("authorization: no authority"))?;
         let wanted = step_up.or_else(|| {
             self.scopes.clone().or_else(|| {
                 scope::first_scope(
@@ -346,7 +348,7 @@ impl Authorizer {
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
-    ) -> Result<BearerToken, String> {
+    ) -> Result<BearerToken, AuthFailure> {
         let token = self.fetch(net, flight, server, scope).await?;
         self.save(server).await;
         Ok(token)
@@ -360,12 +362,12 @@ impl Authorizer {
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
-    ) -> Result<BearerToken, String> {
+    ) -> Result<BearerToken, AuthFailure> {
         let who = self.identity(net, flight).await?;
         let authority = flight
             .authority
             .as_ref()
-            .ok_or("authorization: no authority")?;
+            .ok_or_else(|| AuthFailure::host("authorization: no authority"))?;
         if let Some(refresh) = self.refresh_for(&authority.issuer) {
             let grant = Grant::Refresh(refresh.expose());
             if let Ok(token) = flow::token(net, authority, &who, grant, scope.as_deref()).await {
@@ -407,14 +409,18 @@ impl Authorizer {
 
     /// Who the client is at the current authorization server: as given, else as
     /// registered there (once per issuer).
-    async fn identity(&self, net: &Net<'_>, flight: &mut Flight) -> Result<Credentials, String> {
+    async fn identity(
+        &self,
+        net: &Net<'_>,
+        flight: &mut Flight,
+    ) -> Result<Credentials, AuthFailure> {
         if let Some(given) = Credentials::of(&self.client) {
             return Ok(given);
         }
         let authority = flight
             .authority
             .as_ref()
-            .ok_or("authorization: no authority")?;
+            .ok_or_else(|| AuthFailure::host("authorization: no authority"))?;
         if let Some(known) = flight.registered.get(&authority.issuer) {
             return Ok(known.clone());
         }
@@ -422,7 +428,7 @@ impl Authorizer {
             .client
             .delegated
             .as_ref()
-            .ok_or("authorization: the client has no client_id")?;
+            .ok_or_else(|| AuthFailure::config("authorization: the client has no client_id"))?;
         let got = code::register(net, authority, delegated).await?;
         if let Some(ClientProof::Secret(secret)) = &got.proof {
             lock(&self.remembered).add(&Secret::issued(secret.expose()));
@@ -441,16 +447,16 @@ impl Authorizer {
         asked: Option<String>,
         issuer: &str,
         who: &Credentials,
-    ) -> Result<BearerToken, String> {
+    ) -> Result<BearerToken, AuthFailure> {
         let mut held = lock(&self.held);
         let refused = held
             .as_ref()
             .filter(|h| h.life.is_refused())
             .map(|h| h.token.expose());
         if !lifetime::usable_after_refusal(refused, token.access_token.expose()) {
-            return Err(
-                "authorization: the authorization server gave back the refused token".into(),
-            );
+            return Err(AuthFailure::server(
+                "authorization: the authorization server gave back the refused token",
+            ));
         }
         let new = Held::new(token, asked, issuer, held.as_ref());
         let bearer = new.token.clone();

@@ -82,6 +82,17 @@ pub(crate) fn token_done(
     );
 }
 
+/// No token could be had for a request to `server`: whose fault it was. The message is
+/// the call's (its failure names it); the event says where to look.
+pub(crate) fn no_token(server: &str, failure: &super::AuthFailure) {
+    tracing::debug!(
+        target: AUTH_TARGET,
+        server = %origin(server),
+        fault = failure.fault().as_str(),
+        "no token"
+    );
+}
+
 /// Milliseconds since `started`.
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)

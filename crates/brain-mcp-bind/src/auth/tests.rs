@@ -189,6 +189,11 @@ fn a_refused_token_handed_back_is_not_kept() {
         held.refuse();
     }
     let again = authorizer.keep(token(body), None, "https://as.example", &who);
-    assert!(again.unwrap_err().contains("gave back the refused token"));
+    assert!(
+        again
+            .unwrap_err()
+            .to_string()
+            .contains("gave back the refused token")
+    );
     assert!(authorizer.bearer().is_none(), "nothing usable is held");
 }

@@ -12,7 +12,7 @@ use brain_mcp_transport::{
 use tracing::Instrument;
 
 use super::Ended;
-use crate::auth::{Authorizer, Reach};
+use crate::auth::{AuthFailure, Authorizer, Reach};
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
 
 /// The most of a cleanup step ([`CLEANUP_STEP_DEADLINE`], 2 s) a quiet renewal may take;
@@ -152,10 +152,17 @@ impl HttpLink {
         out: Outgoing,
         budget: usize,
     ) -> Result<ReplyStream, TransportError> {
-        let server = HttpUrl::parse(&self.target.key)
-            .map_err(|_| authorization("authorization: the server URL cannot be used".into()))?;
+        let refused = |failure: AuthFailure| {
+            crate::auth::no_token(&self.target.key, &failure);
+            TransportError::unauthorized(failure.to_string())
+        };
+        let server = HttpUrl::parse(&self.target.key).map_err(|_| {
+            refused(AuthFailure::config(
+                "authorization: the server URL cannot be used",
+            ))
+        })?;
         let reach = self.reach();
-        let mut bearer = auth.prepare(&reach, &server).await.map_err(authorization)?;
+        let mut bearer = auth.prepare(&reach, &server).await.map_err(refused)?;
         let mut rounds = Rounds::new(bearer.is_some());
         loop {
             let result = self.request_once(out.clone(), budget, bearer.clone()).await;
@@ -171,14 +178,16 @@ impl HttpLink {
                 Refusal::Authorize => None,
                 Refusal::StepUp(scope) => Some(scope),
                 Refusal::GiveUp(why) => {
-                    return Err(authorization(format!("authorization: {why} ({status})")));
+                    return Err(refused(AuthFailure::server(format!(
+                        "authorization: {why} ({status})"
+                    ))));
                 }
                 _ => return result,
             };
             let token = auth
                 .authorize(&reach, &server, read.as_ref(), bearer.as_ref(), step_up)
                 .await
-                .map_err(authorization)?;
+                .map_err(refused)?;
             bearer = Some(token);
         }
     }
@@ -255,9 +264,4 @@ fn refusal(e: &TransportError) -> Option<(u16, Option<String>)> {
         }
         _ => None,
     }
-}
-
-/// A call that could not be authorized: the server acted on nothing.
-fn authorization(message: String) -> TransportError {
-    TransportError::unauthorized(message)
 }

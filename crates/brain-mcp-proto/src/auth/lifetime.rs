@@ -96,24 +96,31 @@ impl Lifetime {
 /// make the host hammer its authorization server, or prompt a user over and over.
 pub const FAILURE_HOLD: Duration = Duration::from_secs(10);
 
-/// The last failure of a search or token request, held for [`FAILURE_HOLD`].
-#[derive(Clone, Debug, Default)]
-pub struct FailureHold {
-    failed: Option<(Instant, String)>,
+/// The last failure of a search or token request (whatever the caller keeps of it: its
+/// reason, typed), held for [`FAILURE_HOLD`].
+#[derive(Clone, Debug)]
+pub struct FailureHold<T = String> {
+    failed: Option<(Instant, T)>,
 }
 
-impl FailureHold {
+impl<T> Default for FailureHold<T> {
+    fn default() -> Self {
+        Self { failed: None }
+    }
+}
+
+impl<T> FailureHold<T> {
     /// Notes how a request ended at `now`: a failure is held, a success clears it.
-    pub fn note(&mut self, now: Instant, failure: Option<&str>) {
-        self.failed = failure.map(|why| (now, why.to_owned()));
+    pub fn note(&mut self, now: Instant, failure: Option<T>) {
+        self.failed = failure.map(|why| (now, why));
     }
 
     /// The failure still held at `now`, if any.
-    pub fn held(&self, now: Instant) -> Option<&str> {
+    pub fn held(&self, now: Instant) -> Option<&T> {
         self.failed
             .as_ref()
             .filter(|(at, _)| now.saturating_duration_since(*at) < FAILURE_HOLD)
-            .map(|(_, why)| why.as_str())
+            .map(|(_, why)| why)
     }
 }
 

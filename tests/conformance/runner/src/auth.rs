@@ -75,7 +75,10 @@ impl Headless {
 
 #[async_trait]
 impl AuthorizationHandler for Headless {
-    async fn authorize(&self, prompt: &AuthorizationPrompt) -> Result<String, String> {
+    async fn authorize(
+        &self,
+        prompt: &AuthorizationPrompt,
+    ) -> Result<String, brain_mcp_bind::Declined> {
         let url = prompt
             .url
             .parse()
@@ -90,6 +93,7 @@ impl AuthorizationHandler for Headless {
                 "the authorization endpoint answered {} without a redirect",
                 answer.status
             )
+            .into()
         })
     }
 }

@@ -51,9 +51,9 @@ fn a_failure_is_held_for_ten_seconds_and_a_success_clears_it() {
     let t0 = Instant::now();
     let mut hold = FailureHold::default();
     assert_eq!(hold.held(t0), None);
-    hold.note(t0, Some("the token endpoint answered 400"));
+    hold.note(t0, Some("the token endpoint answered 400".to_owned()));
     assert_eq!(
-        hold.held(at(t0, 9)),
+        hold.held(at(t0, 9)).map(String::as_str),
         Some("the token endpoint answered 400")
     );
     assert_eq!(hold.held(at(t0, 10)), None, "released after FAILURE_HOLD");
