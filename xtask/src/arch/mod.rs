@@ -185,3 +185,37 @@ fn method_names(file: &std::path::Path) -> Result<Vec<String>, String> {
     }
     Ok(names)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_method_spelled_in_code_is_found_and_one_in_a_comment_or_test_is_not() {
+        let dir = std::env::temp_dir().join(format!("arch-literals-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+        let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).expect("write");
+        write("ok.rs", "// sends \"tools/call\"\nfn f() {}\n");
+        write("tests/t.rs", "const M: &str = \"tools/call\";\n");
+        write(
+            "inline.rs",
+            "fn f() {}\n#[cfg(test)]\nmod tests { const M: &str = \"tools/call\"; }\n",
+        );
+        let mut violations = Vec::new();
+        scan(&dir, &["\"tools/call\""], &mut violations).expect("scans");
+        assert!(violations.is_empty(), "{violations:?}");
+        write("bad.rs", "fn step() -> &'static str { \"tools/call\" }\n");
+        scan(&dir, &["\"tools/call\""], &mut violations).expect("scans");
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].contains("bad.rs"), "{violations:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_method_names_are_read_from_the_core() {
+        let names = method_names(&cmd::project_root().join(METHODS)).expect("reads");
+        assert!(names.iter().any(|n| n == "tools/call"), "{names:?}");
+        assert!(names.iter().any(|n| n == "tasks/get"), "{names:?}");
+    }
+}
