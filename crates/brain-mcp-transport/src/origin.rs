@@ -33,8 +33,10 @@ pub(crate) fn same_origin(a: &Uri, b: &Uri) -> bool {
             == b.port_u16().or(default_port(b.scheme_str()))
 }
 
-/// Resolves `Location` against `base` (absolute, scheme-relative, absolute-path or
-/// relative-path references), dropping any fragment.
+/// Resolves `Location` against `base` as RFC 3986 §5.2 does (absolute, network-path,
+/// absolute-path, query-only and relative-path references; dot segments removed), dropping
+/// any fragment. `None` for a reference that names user information, or that does not
+/// make an absolute URL with a host.
 pub(crate) fn resolve(base: &Uri, location: &str) -> Option<Uri> {
     let location = location.split('#').next().unwrap_or_default().trim();
     if location.is_empty() {
@@ -42,21 +44,96 @@ pub(crate) fn resolve(base: &Uri, location: &str) -> Option<Uri> {
     }
     let scheme = base.scheme_str()?;
     let authority = base.authority()?.as_str();
-    let text = if location.contains("://") {
-        location.to_owned()
+    let (scheme, authority, rest) = if let Some((ref_scheme, rest)) = scheme_of(location) {
+        let rest = rest.strip_prefix("//")?;
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        (ref_scheme.to_owned(), &rest[..end], rest[end..].to_owned())
     } else if let Some(rest) = location.strip_prefix("//") {
-        format!("{scheme}://{rest}")
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        (scheme.to_owned(), &rest[..end], rest[end..].to_owned())
     } else if location.starts_with('/') {
-        format!("{scheme}://{authority}{location}")
+        (scheme.to_owned(), authority, location.to_owned())
+    } else if location.starts_with('?') {
+        (
+            scheme.to_owned(),
+            authority,
+            format!("{}{location}", base.path()),
+        )
     } else {
         let path = base.path();
         let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
         let dir = if dir.is_empty() { "/" } else { dir };
-        format!("{scheme}://{authority}{dir}{location}")
+        (scheme.to_owned(), authority, format!("{dir}{location}"))
+    };
+    if authority.contains('@') {
+        return None;
+    }
+    let (path, query) = match rest.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (rest.as_str(), None),
+    };
+    let mut path = remove_dot_segments(path);
+    if path.is_empty() {
+        path.push('/');
+    }
+    let text = match query {
+        Some(query) => format!("{scheme}://{authority}{path}?{query}"),
+        None => format!("{scheme}://{authority}{path}"),
     };
     let uri: Uri = text.parse().ok()?;
     uri.host()?;
     Some(uri)
+}
+
+/// The scheme of an absolute reference and what follows its `:` (RFC 3986 §3.1: a letter,
+/// then letters, digits, `+`, `-` or `.`, before any `/`, `?` or `#`).
+fn scheme_of(reference: &str) -> Option<(&str, &str)> {
+    let colon = reference.find(':')?;
+    let scheme = &reference[..colon];
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then(|| (scheme, &reference[colon + 1..]))
+}
+
+/// A path with its `.` and `..` segments resolved (RFC 3986 §5.2.4).
+fn remove_dot_segments(path: &str) -> String {
+    let mut input = path.to_owned();
+    let mut output = String::with_capacity(path.len());
+    let pop = |output: &mut String| {
+        let cut = output.rfind('/').unwrap_or(0);
+        output.truncate(cut);
+    };
+    while !input.is_empty() {
+        if let Some(rest) = input
+            .strip_prefix("../")
+            .or_else(|| input.strip_prefix("./"))
+        {
+            input = rest.to_owned();
+        } else if input.starts_with("/./") || input == "/." {
+            input.replace_range(..2, "");
+            if input.is_empty() {
+                input.push('/');
+            } else if !input.starts_with('/') {
+                input.insert(0, '/');
+            }
+        } else if input.starts_with("/../") || input == "/.." {
+            input.replace_range(..3, "");
+            if !input.starts_with('/') {
+                input.insert(0, '/');
+            }
+            pop(&mut output);
+        } else if input == "." || input == ".." {
+            input.clear();
+        } else {
+            let start = usize::from(input.starts_with('/'));
+            let end = input[start..].find('/').map_or(input.len(), |i| i + start);
+            output.push_str(&input[..end]);
+            input.replace_range(..end, "");
+        }
+    }
+    output
 }
 
 #[cfg(test)]
@@ -75,6 +152,34 @@ mod tests {
         assert_eq!(resolve(&base, "//o:9/p").unwrap(), u("http://o:9/p"));
         assert_eq!(resolve(&base, "https://o/p#f").unwrap(), u("https://o/p"));
         assert!(resolve(&base, "").is_none());
+        // Dot segments go, as RFC 3986 §5.2.4 says, and never above the root.
+        assert_eq!(resolve(&base, "../b/./c").unwrap(), u("http://h:8/b/c"));
+        assert_eq!(resolve(&base, "/x/../../y").unwrap(), u("http://h:8/y"));
+        assert_eq!(
+            resolve(&base, "https://o/a/b/../c").unwrap(),
+            u("https://o/a/c")
+        );
+        assert_eq!(resolve(&base, "..").unwrap(), u("http://h:8/"));
+        // A relative reference whose query holds `://` is relative, not absolute.
+        assert_eq!(
+            resolve(&base, "next?to=http://e/x").unwrap(),
+            u("http://h:8/a/next?to=http://e/x")
+        );
+        // A query-only reference keeps the base's path.
+        assert_eq!(resolve(&base, "?y=2").unwrap(), u("http://h:8/a/mcp?y=2"));
+        // User information is never followed.
+        assert!(resolve(&base, "http://user:pw@h:8/a").is_none());
+        assert!(resolve(&base, "//user@h:8/a").is_none());
+    }
+
+    #[test]
+    fn dot_segments_are_removed_as_the_rfc_shows() {
+        // RFC 3986 §5.2.4's own examples.
+        assert_eq!(remove_dot_segments("/a/b/c/./../../g"), "/a/g");
+        assert_eq!(remove_dot_segments("mid/content=5/../6"), "mid/6");
+        assert_eq!(remove_dot_segments("/../a"), "/a");
+        assert_eq!(remove_dot_segments("/a/."), "/a/");
+        assert_eq!(remove_dot_segments("/a/.."), "/");
     }
 
     #[test]
