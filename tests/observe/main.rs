@@ -549,11 +549,11 @@ fn authorization_is_visible(capture: &Capture, issuer: &str) {
         outcomes.contains(&"ok") && outcomes.contains(&"refused"),
         "{outcomes:?}"
     );
-    // The call whose token was refused says whose fault it was.
+    // The call whose client was refused (`invalid_client`) says the credentials are to fix.
     assert!(
         events.iter().any(|e| {
             e.get("message").map(String::as_str) == Some("no token")
-                && e.get("fault").map(String::as_str) == Some("authorization_server")
+                && e.get("fault").map(String::as_str) == Some("config")
         }),
         "{events:?}"
     );

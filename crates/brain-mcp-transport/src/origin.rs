@@ -33,13 +33,16 @@ pub(crate) fn same_origin(a: &Uri, b: &Uri) -> bool {
             == b.port_u16().or(default_port(b.scheme_str()))
 }
 
+/// The longest `Location` resolved: a server's redirect is a URL, not a payload.
+const MAX_LOCATION: usize = 8 * 1024;
+
 /// Resolves `Location` against `base` as RFC 3986 §5.2 does (absolute, network-path,
 /// absolute-path, query-only and relative-path references; dot segments removed), dropping
 /// any fragment. `None` for a reference that names user information, or that does not
 /// make an absolute URL with a host.
 pub(crate) fn resolve(base: &Uri, location: &str) -> Option<Uri> {
     let location = location.split('#').next().unwrap_or_default().trim();
-    if location.is_empty() {
+    if location.is_empty() || location.len() > MAX_LOCATION {
         return None;
     }
     let scheme = base.scheme_str()?;
@@ -97,43 +100,37 @@ fn scheme_of(reference: &str) -> Option<(&str, &str)> {
     valid.then(|| (scheme, &reference[colon + 1..]))
 }
 
-/// A path with its `.` and `..` segments resolved (RFC 3986 §5.2.4).
+/// A path with its `.` and `..` segments resolved (RFC 3986 §5.2.4), in one pass over
+/// its segments: the kept ones on a stack, `..` dropping the last, never above the root.
 fn remove_dot_segments(path: &str) -> String {
-    let mut input = path.to_owned();
-    let mut output = String::with_capacity(path.len());
-    let pop = |output: &mut String| {
-        let cut = output.rfind('/').unwrap_or(0);
-        output.truncate(cut);
-    };
-    while !input.is_empty() {
-        if let Some(rest) = input
-            .strip_prefix("../")
-            .or_else(|| input.strip_prefix("./"))
-        {
-            input = rest.to_owned();
-        } else if input.starts_with("/./") || input == "/." {
-            input.replace_range(..2, "");
-            if input.is_empty() {
-                input.push('/');
-            } else if !input.starts_with('/') {
-                input.insert(0, '/');
+    let absolute = path.starts_with('/');
+    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    let mut kept: Vec<&str> = Vec::with_capacity(segments.len());
+    // A path ending in `.` or `..` (or `/`) ends with a `/`.
+    let mut trailing = false;
+    for (i, segment) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *segment {
+            "." => trailing = last,
+            ".." => {
+                kept.pop();
+                trailing = last;
             }
-        } else if input.starts_with("/../") || input == "/.." {
-            input.replace_range(..3, "");
-            if !input.starts_with('/') {
-                input.insert(0, '/');
+            _ => {
+                kept.push(segment);
+                trailing = false;
             }
-            pop(&mut output);
-        } else if input == "." || input == ".." {
-            input.clear();
-        } else {
-            let start = usize::from(input.starts_with('/'));
-            let end = input[start..].find('/').map_or(input.len(), |i| i + start);
-            output.push_str(&input[..end]);
-            input.replace_range(..end, "");
         }
     }
-    output
+    let mut out = String::with_capacity(path.len());
+    if absolute {
+        out.push('/');
+    }
+    out.push_str(&kept.join("/"));
+    if trailing && !out.is_empty() && !out.ends_with('/') {
+        out.push('/');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -180,6 +177,24 @@ mod tests {
         assert_eq!(remove_dot_segments("/../a"), "/a");
         assert_eq!(remove_dot_segments("/a/."), "/a/");
         assert_eq!(remove_dot_segments("/a/.."), "/");
+        assert_eq!(remove_dot_segments("/a/b/../../.."), "/");
+        assert_eq!(remove_dot_segments("a/.."), "");
+        assert_eq!(remove_dot_segments("/a//b"), "/a//b");
+        assert_eq!(remove_dot_segments("/a/b/"), "/a/b/");
+        assert_eq!(
+            remove_dot_segments("/%2e%2e/a"),
+            "/%2e%2e/a",
+            "only literal dots"
+        );
+    }
+
+    #[test]
+    fn a_long_location_is_not_followed() {
+        let base = u("http://h:8/a");
+        let long = format!("/{}", "./".repeat(MAX_LOCATION));
+        assert!(resolve(&base, &long).is_none());
+        let within = format!("/{}x", "./".repeat(100));
+        assert_eq!(resolve(&base, &within).unwrap(), u("http://h:8/x"));
     }
 
     #[test]

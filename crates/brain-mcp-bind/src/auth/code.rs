@@ -108,7 +108,12 @@ pub(crate) async fn approve(
             .server
             .authorization_response_iss_parameter_supported,
     )
-    .map_err(fail)?;
+    .map_err(|e| match e {
+        brain_mcp_proto::auth::AuthError::AccessDenied => {
+            AuthFailure::declined(format!("authorization: {e}"))
+        }
+        e => fail(e),
+    })?;
     brain_mcp_proto::text::learn_issued(&code);
     Ok((code, verifier))
 }

@@ -1,5 +1,6 @@
-//! Why no token could be had for a server, and whose fault it was. Whatever the reason, the
-//! MCP server was sent nothing: the call fails as `authorization_failed`.
+//! Why no token could be had for a server, and whose fault it was. The call fails as
+//! `authorization_failed`, and the tool did not run: nothing was sent to the MCP server,
+//! or only a request it refused for its token.
 
 /// Whose fault it is that no token could be had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,6 +11,9 @@ pub(crate) enum AuthFault {
     /// The authorization server, or a document on the way to it: unreachable, refusing,
     /// or not as the specifications say.
     AuthorizationServer,
+    /// The MCP server itself refused every token it was given (401/403 after a fresh
+    /// one, or past the rounds the core allows).
+    ResourceServer,
     /// The user, or the host's authorization handler, did not approve.
     Declined,
     /// This host could not do its own part (no randomness, a signature that failed).
@@ -25,11 +29,13 @@ pub(crate) struct AuthFailure {
 }
 
 impl AuthFault {
-    /// The name events give it: `config`, `authorization_server`, `declined`, `host`.
+    /// The name events give it: `config`, `authorization_server`, `resource_server`,
+    /// `declined`, `host`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Config => "config",
             Self::AuthorizationServer => "authorization_server",
+            Self::ResourceServer => "resource_server",
             Self::Declined => "declined",
             Self::Host => "host",
         }
@@ -40,6 +46,11 @@ impl AuthFailure {
     /// The host's configuration is at fault.
     pub(crate) fn config(message: impl Into<String>) -> Self {
         Self::new(AuthFault::Config, message)
+    }
+
+    /// The MCP server refused the tokens it was given.
+    pub(crate) fn resource_server(message: impl Into<String>) -> Self {
+        Self::new(AuthFault::ResourceServer, message)
     }
 
     /// The authorization server (or its documents) is at fault.

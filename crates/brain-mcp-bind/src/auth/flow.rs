@@ -48,10 +48,14 @@ pub(crate) async fn find(
             }
             Step::Found(authority) => return Ok(*authority),
             Step::Failed(e) => {
-                return Err(AuthFailure::server(match refused {
-                    Some(why) => format!("authorization metadata: {e} ({why})"),
-                    None => format!("authorization metadata: {e}"),
-                }));
+                // A search the host's own destination rule stopped is the configuration's
+                // to change (`allow_private_auth_destinations`), not the server's.
+                return Err(match refused {
+                    Some(why) => {
+                        AuthFailure::config(format!("authorization metadata: {e} ({why})"))
+                    }
+                    None => AuthFailure::server(format!("authorization metadata: {e}")),
+                });
             }
             _ => {
                 return Err(AuthFailure::server(
@@ -134,9 +138,12 @@ pub(crate) async fn token(
         Ok(answer) => answer,
         Err(e) => {
             observe::token_done(&span, grant_name, None, e.kind().as_str(), started);
-            return Err(AuthFailure::server(format!(
-                "authorization: token request: {e}"
-            )));
+            let message = format!("authorization: token request: {e}");
+            return Err(if *e.kind() == ErrorKind::Destination {
+                AuthFailure::config(message)
+            } else {
+                AuthFailure::server(message)
+            });
         }
     };
     let read = token::read_token(answer.status, &answer.body);
@@ -147,10 +154,20 @@ pub(crate) async fn token(
     };
     observe::token_done(&span, grant_name, Some(answer.status), outcome, started);
     read.map_err(|e| {
-        AuthFailure::server(format!(
-            "authorization: {}",
-            redacted(&secrets, &e.to_string())
-        ))
+        let message = format!("authorization: {}", redacted(&secrets, &e.to_string()));
+        // The client's own identity or scope refused: the credentials are to fix.
+        match &e {
+            AuthError::TokenRefused {
+                error: Some(code), ..
+            } if matches!(
+                code.as_str(),
+                "invalid_client" | "unauthorized_client" | "invalid_scope"
+            ) =>
+            {
+                AuthFailure::config(message)
+            }
+            _ => AuthFailure::server(message),
+        }
     })
 }
 

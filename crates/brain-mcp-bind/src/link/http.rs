@@ -178,7 +178,7 @@ impl HttpLink {
                 Refusal::Authorize => None,
                 Refusal::StepUp(scope) => Some(scope),
                 Refusal::GiveUp(why) => {
-                    return Err(refused(AuthFailure::server(format!(
+                    return Err(refused(AuthFailure::resource_server(format!(
                         "authorization: {why} ({status})"
                     ))));
                 }

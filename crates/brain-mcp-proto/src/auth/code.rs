@@ -127,9 +127,13 @@ pub fn read_redirect(
         return refused("its state is not the one sent".into());
     }
     if let Some(error) = found.error {
+        let code = error_code(&error);
+        if code == Some("access_denied") {
+            return Err(AuthError::AccessDenied);
+        }
         return refused(format!(
             "the authorization server answered {}",
-            error_code(&error).unwrap_or("an error")
+            code.unwrap_or("an error")
         ));
     }
     match found.iss.as_deref() {

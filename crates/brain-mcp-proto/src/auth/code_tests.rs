@@ -54,6 +54,10 @@ fn redirects_are_checked_for_state_and_iss() {
     let err =
         read_redirect("http://l/cb?error=access_denied&state=s1", "s1", "i", false).unwrap_err();
     assert!(err.to_string().contains("access_denied"));
+    assert_eq!(err, AuthError::AccessDenied, "the user's no, told apart");
+    let other =
+        read_redirect("http://l/cb?error=server_error&state=s1", "s1", "i", false).unwrap_err();
+    assert!(matches!(other, AuthError::Redirect { .. }), "{other:?}");
     assert!(read_redirect("http://l/cb?state=s1", "s1", "i", false).is_err());
     // A forged error (wrong state) is refused for its state; an error code that is not one
     // is not repeated; a repeated parameter is refused.

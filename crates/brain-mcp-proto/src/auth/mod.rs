@@ -91,6 +91,12 @@ pub enum AuthError {
         /// What the client holds.
         have: &'static str,
     },
+    /// The user (or the authorization server on their behalf) declined: the redirect
+    /// back says `access_denied`.
+    #[error(
+        "the authorization response was refused: the authorization server answered access_denied"
+    )]
+    AccessDenied,
     /// The redirect back from the authorization server cannot be used.
     #[error("the authorization response was refused: {why}")]
     Redirect {

@@ -243,8 +243,6 @@ pub(crate) fn is_loopback(host: &str) -> bool {
     }
 }
 
-/// Whether `value` is a proxy URL this client can use; the reason reads after "the proxy
-/// URL" or a variable's name, and never repeats the value (it may hold credentials).
 /// An explicit proxy URL this client cannot use. `Display` says why ("the proxy URL
 /// ..."), never the URL, which may hold credentials.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -253,6 +251,8 @@ pub struct InvalidProxy {
     reason: &'static str,
 }
 
+/// Whether `value` is a proxy URL this client can use; the reason reads after "the proxy
+/// URL" or a variable's name, and never repeats the value (it may hold credentials).
 fn check(value: &str) -> Result<(), &'static str> {
     let uri: Uri = value
         .trim()
