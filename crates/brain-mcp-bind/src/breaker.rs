@@ -104,7 +104,7 @@ impl Breakers {
             }
             Admit::Wait { until, trial } => {
                 // The wall-clock time the server turned unreachable, for the message.
-                let since = health.since().map_or(now, |since| since);
+                let since = health.since().unwrap_or(now);
                 return Err(BreakerOpen {
                     origin: origin.to_owned(),
                     since: SystemTime::now() - now.saturating_duration_since(since),

@@ -45,28 +45,30 @@ pub(crate) fn resolve(base: &Uri, location: &str) -> Option<Uri> {
     if location.is_empty() || location.len() > MAX_LOCATION {
         return None;
     }
-    let scheme = base.scheme_str()?;
-    let authority = base.authority()?.as_str();
-    let (scheme, authority, rest) = if let Some((ref_scheme, rest)) = scheme_of(location) {
-        let rest = rest.strip_prefix("//")?;
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        (ref_scheme.to_owned(), &rest[..end], rest[end..].to_owned())
-    } else if let Some(rest) = location.strip_prefix("//") {
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        (scheme.to_owned(), &rest[..end], rest[end..].to_owned())
-    } else if location.starts_with('/') {
-        (scheme.to_owned(), authority, location.to_owned())
-    } else if location.starts_with('?') {
-        (
-            scheme.to_owned(),
-            authority,
-            format!("{}{location}", base.path()),
-        )
-    } else {
-        let path = base.path();
-        let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-        let dir = if dir.is_empty() { "/" } else { dir };
-        (scheme.to_owned(), authority, format!("{dir}{location}"))
+    // An absolute reference must name its authority (`scheme://`); a network-path one
+    // (`//host`) keeps the base's scheme; every other keeps the base's authority too.
+    let (scheme, network) = match scheme_of(location) {
+        Some((scheme, rest)) => (scheme, Some(rest.strip_prefix("//")?)),
+        None => (base.scheme_str()?, location.strip_prefix("//")),
+    };
+    let (authority, rest) = match network {
+        Some(rest) => {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            (&rest[..end], rest[end..].to_owned())
+        }
+        None => {
+            let authority = base.authority()?.as_str();
+            let path = base.path();
+            if location.starts_with('/') {
+                (authority, location.to_owned())
+            } else if location.starts_with('?') {
+                (authority, format!("{path}{location}"))
+            } else {
+                let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+                let dir = if dir.is_empty() { "/" } else { dir };
+                (authority, format!("{dir}{location}"))
+            }
+        }
     };
     if authority.contains('@') {
         return None;
