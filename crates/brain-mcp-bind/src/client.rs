@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use brain_mcp_proto::auth::AddrClass;
 use brain_mcp_proto::client::Identity;
-use brain_mcp_proto::client::era::{Era, EraCache};
+use brain_mcp_proto::client::{Era, ServerKind};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::Implementation;
 use brain_mcp_transport::{BuildError, ClientConfig, HttpClient, Secrets};
 
 use crate::auth::Authorizers;
-use crate::breaker::Breakers;
 use crate::gate::ProbeGates;
 use crate::limits::Limits;
+use crate::servers::Servers;
 use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 
@@ -33,14 +33,13 @@ pub struct McpClient {
 #[derive(Debug)]
 struct Inner {
     http: HttpClient,
-    eras: EraCache,
+    servers: Servers,
     identity: Identity,
     tasks: TaskTracker,
     next_id: AtomicI64,
     sessions: SessionCounts,
     probes: ProbeGates,
     authorizers: Authorizers,
-    breakers: Breakers,
     limits: Limits,
     /// The host config's `allow_private_auth_destinations`.
     allow_private_auth_destinations: AtomicBool,
@@ -107,7 +106,7 @@ impl McpClient {
         Ok(Self {
             inner: Arc::new(Inner {
                 http: HttpClient::new(config)?,
-                eras: EraCache::default(),
+                servers: Servers::default(),
                 identity: Identity::new(Implementation::new(
                     "brain-mcp",
                     env!("CARGO_PKG_VERSION"),
@@ -117,7 +116,6 @@ impl McpClient {
                 sessions: SessionCounts::default(),
                 probes: ProbeGates::default(),
                 authorizers: Authorizers::default(),
-                breakers: Breakers::default(),
                 limits: Limits::default(),
                 allow_private_auth_destinations: AtomicBool::new(false),
                 server_class: std::sync::Mutex::new(None),
@@ -160,12 +158,12 @@ impl McpClient {
     /// For servers that speak both eras this picks one; operators and tests use it to
     /// force the handshake against a dual-era server.
     pub fn set_era(&self, url: &str, era: Era) {
-        self.inner.eras.set(url, era);
+        self.inner.servers.learned(url, ServerKind::Http, era);
     }
 
     /// The era learned (or set) for the server at `url`, if any.
     pub fn era(&self, url: &str) -> Option<Era> {
-        self.inner.eras.get(url)
+        self.inner.servers.era(url)
     }
 
     /// Lets URLs a server names for authorization reach private, link-local and
@@ -218,18 +216,14 @@ impl McpClient {
         self.inner.http.proxy_secrets()
     }
 
-    /// The era cache.
-    pub(crate) fn eras(&self) -> &EraCache {
-        &self.inner.eras
+    /// Every server's state: era and health.
+    pub(crate) fn servers(&self) -> &Servers {
+        &self.inner.servers
     }
 
     /// The era probes in flight, one per server.
     pub(crate) fn limits(&self) -> &Limits {
         &self.inner.limits
-    }
-
-    pub(crate) fn breakers(&self) -> &Breakers {
-        &self.inner.breakers
     }
 
     pub(crate) fn authorizers(&self) -> &Authorizers {

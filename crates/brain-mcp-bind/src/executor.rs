@@ -3,7 +3,7 @@
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
-use brain_mcp_proto::client::{CallRequest, Identity};
+use brain_mcp_proto::client::{CallRequest, Identity, Outcome};
 use brain_mcp_proto::meta::CallScope;
 use brain_mcp_transport::BearerToken;
 use brain_tools_core::{
@@ -115,30 +115,23 @@ impl McpExecutor {
         ctx: &ExecContext<'_>,
     ) -> Result<ToolOutput, ToolFailure> {
         observe::call_target(server.origin(), tool);
-        // An HTTP server that calls could not reach lately fails at once.
-        let ticket = match server {
-            Server::Http(_) => Some(
-                self.client
-                    .breakers()
-                    .admit(server.key(), server.origin())
-                    .map_err(|open| {
-                        ToolFailure::before_send(ErrorKind::ConnectFailed, open.to_string())
-                    })?,
-            ),
-            Server::Stdio(_) => None,
-        };
+        // As the server's state says: an HTTP server that calls could not reach lately
+        // fails at once.
+        let ticket = server
+            .admit(&self.client)
+            .map_err(|open| ToolFailure::before_send(ErrorKind::ConnectFailed, open.to_string()))?;
         // A limited server's slot, waited for inside the call's deadline.
         let _slot = match ctx.binding.max_in_flight() {
             Some(n) => self.client.limits().slot(server.key(), n).await,
             None => None,
         };
         let result = self.run_on(server, tool, ctx).await;
-        if let Some(ticket) = ticket {
-            match &result {
-                Err(e) if e.unreachable() => ticket.unreachable(server.key(), server.origin()),
-                _ => ticket.reached(server.key(), server.origin()),
-            }
-        }
+        ticket.record(
+            result
+                .as_ref()
+                .err()
+                .map_or(Outcome::Worked, DriverError::outcome),
+        );
         // Taken after the call: an OAuth token got during it is a secret too.
         let secrets = &server.secrets();
         match result {
@@ -189,14 +182,10 @@ impl McpExecutor {
             request: &request,
             ctx,
             budget: read_budget(ctx.binding.max_output_bytes()),
-            key: server.key(),
         };
         // Boxed: the call loop's state (most of a call's future) is then moved once, not
         // at every level that awaits this one.
         let result = Box::pin(driver::call(&mut channel, &calling)).await?;
-        if let Server::Stdio(stdio) = server {
-            stdio.worked();
-        }
         convert::convert(result).map_err(|e| DriverError::new(Step::Call, Cause::Content(e)))
     }
 }

@@ -44,6 +44,7 @@ pub mod observe;
 mod redact;
 mod responder;
 mod server;
+mod servers;
 mod stdio;
 mod target;
 mod text;

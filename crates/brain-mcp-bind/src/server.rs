@@ -4,14 +4,16 @@
 
 use std::sync::Arc;
 
-use brain_mcp_proto::client::{Era, Framing, Identity, ServerKind, Sessions};
+use brain_mcp_proto::client::{Era, Framing, Identity, Outcome, ServerKind, Sessions};
 use brain_mcp_proto::mcp::Tool;
 use brain_mcp_transport::Secrets;
 use tokio::time::Instant;
 
+use crate::breaker::BreakerOpen;
 use crate::client::McpClient;
 use crate::driver::{self, Channel, DriverError};
 use crate::link::{HttpLink, Link};
+use crate::servers::Ticket;
 use crate::stdio::StdioServer;
 use crate::target::Target;
 
@@ -36,6 +38,23 @@ impl Server {
             Self::Http(link) => &link.target().key,
             Self::Stdio(server) => server.key(),
         }
+    }
+
+    /// How the server is reached, for the core's rules on its state.
+    pub(crate) fn kind(&self) -> ServerKind {
+        match self {
+            Self::Http(_) => ServerKind::Http,
+            Self::Stdio(_) => ServerKind::Process,
+        }
+    }
+
+    /// Lets an exchange with the server go, as its state in the core says (an HTTP
+    /// server's breaker may refuse it; a child's exchanges always go); report how it went
+    /// on the ticket.
+    pub(crate) fn admit<'a>(&'a self, client: &'a McpClient) -> Result<Ticket<'a>, BreakerOpen> {
+        client
+            .servers()
+            .admit(self.key(), self.kind(), self.origin())
     }
 
     /// What logs and messages call the server: an origin, never a path or query.
@@ -70,7 +89,8 @@ impl Server {
                 Self::Stdio(server) => server.probe_once(deadline).await,
             }
         };
-        driver::era_of(client, self.key(), self.origin(), deadline, probe_once).await
+        let (key, origin) = (self.key(), self.origin());
+        driver::era_of(client, key, self.kind(), origin, deadline, probe_once).await
     }
 
     /// Where an exchange of `era` runs: for the handshake era a session of its own (a
@@ -115,13 +135,28 @@ impl Server {
         deadline: Instant,
         mut page: impl FnMut(&Framing, Vec<Tool>),
     ) -> Result<Era, DriverError> {
-        let era = self.era(client, identity, deadline).await?;
-        let channel = self.channel(client, identity, era, deadline, true).await?;
-        let framing = channel.framing.clone();
-        driver::list_tools(client, &channel, identity, self.key(), |tools| {
-            page(&framing, tools);
-        })
-        .await?;
-        Ok(era)
+        // Counted like a call's outcome, though never refused by the breaker: a listing
+        // is how an operator finds out.
+        let ticket = client
+            .servers()
+            .ticket(self.key(), self.kind(), self.origin());
+        let listed = async {
+            let era = self.era(client, identity, deadline).await?;
+            let channel = self.channel(client, identity, era, deadline, true).await?;
+            let framing = channel.framing.clone();
+            driver::list_tools(client, &channel, identity, |tools| {
+                page(&framing, tools);
+            })
+            .await?;
+            Ok(era)
+        }
+        .await;
+        ticket.record(
+            listed
+                .as_ref()
+                .err()
+                .map_or(Outcome::Worked, DriverError::outcome),
+        );
+        listed
     }
 }

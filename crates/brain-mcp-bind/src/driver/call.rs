@@ -140,8 +140,6 @@ pub(crate) struct Calling<'a> {
     pub(crate) ctx: &'a ExecContext<'a>,
     /// The read budget of each response.
     pub(crate) budget: usize,
-    /// The era cache key of the server, forgotten when the core says the era is stale.
-    pub(crate) key: &'a str,
 }
 
 /// Runs the call on `channel`: every POST (one, or more for `input_required` rounds),
@@ -183,14 +181,7 @@ pub(crate) async fn call(
     // Nothing to cancel once the core has the outcome (an answer, or a refusal).
     channel.cleanup.in_flight = call.in_flight();
     observe::call_traffic(traffic.0, traffic.1);
-    outcome.inspect_err(|e| {
-        if let Cause::Core(CallError::Rpc {
-            forget_era: true, ..
-        }) = &e.cause
-        {
-            calling.client.eras().forget(calling.key);
-        }
-    })
+    outcome
 }
 
 /// Drives the call's rounds to its outcome; says too whether the call went on as a task.

@@ -2,7 +2,7 @@
 //! reached the server. It becomes a Brain failure (kind, `unknown_outcome`, a safe
 //! message) here, in one place; discovery and the host read the same error.
 
-use brain_mcp_proto::client::{CallError, RpcError};
+use brain_mcp_proto::client::{CallError, Outcome, RpcError};
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets, cut};
 use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
@@ -121,6 +121,19 @@ impl DriverError {
                     && matches!(e.kind(), TransportKind::Connect | TransportKind::Tls)
             }
             _ => false,
+        }
+    }
+
+    /// What the failure says of the server, for its state in the core
+    /// ([`brain_mcp_proto::client::ServerState::record`]): a stale era, a server that
+    /// could not be reached, or one that answered.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match &self.cause {
+            Cause::Core(CallError::Rpc {
+                forget_era: true, ..
+            }) => Outcome::Stale,
+            _ if self.unreachable() => Outcome::Unreachable,
+            _ => Outcome::Answered,
         }
     }
 

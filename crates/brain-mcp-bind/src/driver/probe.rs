@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
-use brain_mcp_proto::client::{CallError, Identity};
+use brain_mcp_proto::client::{CallError, Identity, ServerKind};
 use tokio::time::Instant;
 
 use super::error::{Cause, DriverError, Step};
@@ -20,12 +20,12 @@ use tracing::Instrument;
 
 /// The cached era of the server known as `key`, if any (noted as read from the cache).
 fn cached(client: &McpClient, key: &str, origin: &str) -> Option<Era> {
-    let era = client.eras().get(key)?;
+    let era = client.servers().era(key)?;
     observe::era(origin, era, "cache");
     Some(era)
 }
 
-/// The era of the server known as `key` (named `origin` in logs): cached, or learned now
+/// The era of the server of `kind` known as `key` (named `origin` in logs): cached, or learned now
 /// with `probe_once`. Transient answers (408, 429, 5xx, no answer) are retried until
 /// `deadline`, honouring `Retry-After`, and never cached; when they run out the call fails
 /// naming the last answer. Concurrent calls to a server not yet known share one probe
@@ -33,6 +33,7 @@ fn cached(client: &McpClient, key: &str, origin: &str) -> Option<Era> {
 pub(crate) async fn era_of<F, P>(
     client: &McpClient,
     key: &str,
+    kind: ServerKind,
     origin: &str,
     deadline: Instant,
     probe_once: F,
@@ -46,13 +47,14 @@ where
     }
     // Boxed: the probe's state stays out of every call's future (which a cached era,
     // the common case, never needs).
-    Box::pin(learn(client, key, origin, deadline, probe_once)).await
+    Box::pin(learn(client, key, kind, origin, deadline, probe_once)).await
 }
 
 /// [`era_of`] for a server whose era is not cached: one probe at a time per server.
 async fn learn<F, P>(
     client: &McpClient,
     key: &str,
+    kind: ServerKind,
     origin: &str,
     deadline: Instant,
     mut probe_once: F,
@@ -70,7 +72,7 @@ where
     loop {
         match probe_once().await? {
             Verdict::Speaks(era) => {
-                client.eras().set(key, era);
+                client.servers().learned(key, kind, era);
                 observe::era(origin, era, "probe");
                 return Ok(era);
             }

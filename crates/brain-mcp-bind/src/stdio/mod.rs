@@ -23,8 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use brain_mcp_proto::client::era::{PROBE_PATIENCE, Verdict};
-use brain_mcp_proto::client::health::{Health, Policy};
-use brain_mcp_proto::client::{Era, Framing, Identity, ServerKind, Sessions};
+use brain_mcp_proto::client::{Effect, Era, Framing, Identity, Outcome, ServerKind, Sessions};
 use brain_mcp_transport::stdio::{StderrTail, StdioConfig};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -80,7 +79,6 @@ struct Inner {
     pool: Mutex<VecDeque<pool::Ready>>,
     starting: AtomicUsize,
     shared: tokio::sync::Mutex<Option<Arc<ChildLink>>>,
-    health: Mutex<Health>,
     /// The stderr of the newest child.
     stderr: Mutex<Option<StderrTail>>,
     /// The stderr of the child that ended last (a crash, or one closed after its call).
@@ -92,6 +90,7 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stopped.cancel();
+        self.client.servers().forget(&self.key);
     }
 }
 
@@ -116,7 +115,7 @@ impl StdioServer {
     ) -> Self {
         let key = format!("stdio:{name}#{}", SERVERS.fetch_add(1, Ordering::Relaxed));
         if let Some(era) = era {
-            client.set_era(&key, era);
+            client.servers().learned(&key, ServerKind::Process, era);
         }
         Self {
             inner: Arc::new(Inner {
@@ -130,7 +129,6 @@ impl StdioServer {
                 pool: Mutex::new(VecDeque::new()),
                 starting: AtomicUsize::new(0),
                 shared: tokio::sync::Mutex::new(None),
-                health: Mutex::new(Health::new(Policy::RESTART)),
                 stderr: Mutex::new(None),
                 ended: Mutex::new(None),
                 stopped: CancellationToken::new(),
@@ -157,7 +155,7 @@ impl StdioServer {
     /// The era, the crash count, and the recent stderr of the child that ended last (or
     /// of the newest, when none has ended).
     pub(crate) fn status(&self) -> Status {
-        let crashes = lock(&self.inner.health).total();
+        let (_, crashes) = self.inner.client.servers().start_after(&self.inner.key);
         let ended = lock(&self.inner.ended).clone();
         let stderr = ended.or_else(|| lock(&self.inner.stderr).clone());
         Status {
@@ -285,10 +283,12 @@ impl StdioServer {
         if self.inner.stopped.is_cancelled() {
             return Err(StartError::ShuttingDown);
         }
-        let next = lock(&self.inner.health).until().map(Instant::from_std);
-        if let Some(at) = next.filter(|at| *at > Instant::now()) {
+        let (next, crashes) = self.inner.client.servers().start_after(&self.inner.key);
+        if let Some(at) = next
+            .map(Instant::from_std)
+            .filter(|at| *at > Instant::now())
+        {
             if at >= deadline {
-                let crashes = lock(&self.inner.health).total();
                 return Err(StartError::Restarting { crashes });
             }
             tokio::select! {
@@ -321,20 +321,22 @@ impl StdioServer {
         }
     }
 
-    /// A child started at `started` ended on its own: count it, and restart what should
-    /// be running.
+    /// A child started at `started` ended on its own: the core counts it and says what
+    /// to restart.
     fn crashed(&self, started: Instant) {
-        self.failed(started);
+        let effect = self.record(Outcome::Ended, started);
         if self.inner.stopped.is_cancelled() {
             return;
         }
-        let Some(era) = self.inner.client.era(&self.inner.key) else {
+        let Effect::Restart { sessions, .. } = effect else {
             return;
         };
-        let framing = Framing::for_era(era);
-        if Self::pooled(&framing) {
+        if sessions == Sessions::PooledChild {
             return self.refill();
         }
+        let Some(framing) = self.inner.client.era(&self.inner.key).map(Framing::for_era) else {
+            return;
+        };
         let server = self.clone();
         self.inner.tasks.spawn(async move {
             let stopped = server.inner.stopped.clone();
@@ -351,21 +353,24 @@ impl StdioServer {
 
     /// Waits until a child may start again after crashes.
     async fn backoff(&self) {
-        let next = lock(&self.inner.health).until().map(Instant::from_std);
-        if let Some(at) = next {
+        let (next, _) = self.inner.client.servers().start_after(&self.inner.key);
+        if let Some(at) = next.map(Instant::from_std) {
             tokio::time::sleep_until(at).await;
         }
     }
 
-    /// A child started at `started` crashed, or could not start: a child started after
-    /// the backoff lengthens it.
+    /// A child started at `started` could not start or open its session: counted (a child
+    /// started after the backoff lengthens it); whoever started it tries again.
     fn failed(&self, started: Instant) {
-        lock(&self.inner.health).failed(started.into_std(), Instant::now().into_std());
+        self.record(Outcome::Ended, started);
     }
 
-    /// A call worked: the next start after a crash waits the shortest backoff again.
-    pub(crate) fn worked(&self) {
-        lock(&self.inner.health).succeeded();
+    /// Records `outcome` of a child started at `started` in the server's state.
+    fn record(&self, outcome: Outcome, started: Instant) -> Effect {
+        let inner = &self.inner;
+        let servers = inner.client.servers();
+        let kind = ServerKind::Process;
+        servers.record(&inner.key, kind, &inner.origin, outcome, started.into_std())
     }
 
     /// Ends `child` off the caller's path (stdin closed, a grace, then kill).

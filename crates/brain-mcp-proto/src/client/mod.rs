@@ -55,7 +55,7 @@ pub use policy::InputRequest;
 pub use progress::Progress;
 pub use result::{check_result, read_result};
 pub use rpc_error::RpcError;
-pub use server::{ServerKind, Sessions};
+pub use server::{Effect, Outcome, ServerKind, ServerState, Sessions};
 pub use stage::Stage;
 
 #[cfg(test)]

@@ -1,0 +1,308 @@
+//! Every server's state, by key: the core's [`ServerState`] (era and health) for HTTP
+//! servers and managed children alike, kept for the life of a client. The core decides
+//! what an outcome does; this table only keeps the states, reports health changes, and
+//! lets HTTP calls through the breaker with a [`Ticket`].
+//!
+//! While no server is failing, a call that reached its server records nothing and its
+//! admission costs one atomic load: a lock is taken only for the era lookup.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Instant, SystemTime};
+
+use brain_mcp_proto::client::health::Admit;
+use brain_mcp_proto::client::{Effect, Era, Outcome, ServerKind, ServerState};
+
+use crate::breaker::BreakerOpen;
+use crate::observe;
+
+/// HTTP servers tracked at most; past it, those in good health are forgotten (their era
+/// is probed again). Managed children are never forgotten while their server lives.
+const MAX_SERVERS: usize = 4096;
+
+/// The servers of a client.
+#[derive(Debug, Default)]
+pub(crate) struct Servers {
+    map: Mutex<HashMap<String, ServerState>>,
+    /// Servers with failures since their last success, readable without the lock.
+    failing: AtomicUsize,
+}
+
+/// An attempt on a server let through: report how it went with [`Ticket::record`]; a
+/// trial's ticket dropped unreported (a cancelled call) frees the trial.
+#[derive(Debug)]
+pub(crate) struct Ticket<'a> {
+    servers: &'a Servers,
+    key: &'a str,
+    kind: ServerKind,
+    origin: &'a str,
+    /// This attempt is the server's trial after a cooldown.
+    trial: bool,
+    /// When the attempt was let through: one begun before a cooldown ended neither
+    /// lengthens it nor ends its trial.
+    started: Instant,
+    reported: bool,
+}
+
+impl Servers {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, ServerState>> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The known era of the server `key`.
+    pub(crate) fn era(&self, key: &str) -> Option<Era> {
+        self.lock().get(key).and_then(ServerState::era)
+    }
+
+    /// Remembers the era of the server `key` (of `kind`, if it is new).
+    pub(crate) fn learned(&self, key: &str, kind: ServerKind, era: Era) {
+        self.with(key, kind, |state| state.learned(era));
+    }
+
+    /// Runs `f` on the state of `key`, made for a server of `kind` if there is none.
+    fn with<T>(&self, key: &str, kind: ServerKind, f: impl FnOnce(&mut ServerState) -> T) -> T {
+        let mut map = self.lock();
+        if !map.contains_key(key) && map.len() >= MAX_SERVERS {
+            // Failing servers all stay, so the count of them does not change.
+            map.retain(|_, s| s.kind() == ServerKind::Process || failing(s));
+        }
+        let state = map
+            .entry(key.to_owned())
+            .or_insert_with(|| ServerState::new(kind));
+        let before = failing(state);
+        let out = f(state);
+        match (before, failing(state)) {
+            (false, true) => self.failing.fetch_add(1, Ordering::AcqRel),
+            (true, false) => self.failing.fetch_sub(1, Ordering::AcqRel),
+            _ => 0,
+        };
+        out
+    }
+
+    /// Forgets the server `key` (a managed server that is gone).
+    pub(crate) fn forget(&self, key: &str) {
+        let mut map = self.lock();
+        if map.remove(key).is_some_and(|s| failing(&s)) {
+            self.failing.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Records `outcome` of an attempt on the server `key` (of `kind`) begun at
+    /// `started`, and says what the core decided. Health changes of an HTTP server are
+    /// reported as its breaker's.
+    pub(crate) fn record(
+        &self,
+        key: &str,
+        kind: ServerKind,
+        origin: &str,
+        outcome: Outcome,
+        started: Instant,
+    ) -> Effect {
+        // The common case, a healthy server that worked, touches nothing.
+        if matches!(outcome, Outcome::Worked | Outcome::Answered)
+            && self.failing.load(Ordering::Acquire) == 0
+        {
+            return Effect::Nothing;
+        }
+        let effect = self.with(key, kind, |s| s.record(outcome, started, Instant::now()));
+        if kind == ServerKind::Http {
+            match effect {
+                Effect::Cooling { .. } => observe::breaker(origin, "open"),
+                Effect::Recovered => observe::breaker(origin, "closed"),
+                _ => {}
+            }
+        }
+        effect
+    }
+
+    /// When a child of the server `key` may start next (`None`: at once), and its
+    /// failures so far.
+    pub(crate) fn start_after(&self, key: &str) -> (Option<Instant>, u64) {
+        self.lock()
+            .get(key)
+            .map_or((None, 0), |s| (s.start_after(), s.health().total()))
+    }
+
+    /// An attempt on the server `key` (of `kind`, named `origin` in messages) that is
+    /// never refused, only counted (a listing).
+    pub(crate) fn ticket<'a>(
+        &'a self,
+        key: &'a str,
+        kind: ServerKind,
+        origin: &'a str,
+    ) -> Ticket<'a> {
+        Ticket {
+            servers: self,
+            key,
+            kind,
+            origin,
+            trial: false,
+            started: Instant::now(),
+            reported: false,
+        }
+    }
+
+    /// Lets an exchange with the server `key` through, or says why not: its state in the
+    /// core refuses it (an HTTP server's breaker is open).
+    pub(crate) fn admit<'a>(
+        &'a self,
+        key: &'a str,
+        kind: ServerKind,
+        origin: &'a str,
+    ) -> Result<Ticket<'a>, BreakerOpen> {
+        self.admit_at(key, kind, origin, Instant::now())
+    }
+
+    fn admit_at<'a>(
+        &'a self,
+        key: &'a str,
+        kind: ServerKind,
+        origin: &'a str,
+        now: Instant,
+    ) -> Result<Ticket<'a>, BreakerOpen> {
+        let mut ticket = self.ticket(key, kind, origin);
+        ticket.started = now;
+        if self.failing.load(Ordering::Acquire) == 0 {
+            return Ok(ticket);
+        }
+        let mut map = self.lock();
+        let Some(state) = map.get_mut(key) else {
+            return Ok(ticket);
+        };
+        match state.admit(now) {
+            Admit::Trial => {
+                ticket.trial = true;
+                observe::breaker(origin, "half_open");
+            }
+            Admit::Wait { until, trial } => {
+                // The wall-clock time the server turned unreachable, for the message.
+                let since = state.health().since().unwrap_or(now);
+                return Err(BreakerOpen {
+                    origin: origin.to_owned(),
+                    since: SystemTime::now() - now.saturating_duration_since(since),
+                    next: (!trial).then(|| until.saturating_duration_since(now)),
+                });
+            }
+            _ => {}
+        }
+        Ok(ticket)
+    }
+}
+
+impl Ticket<'_> {
+    /// The attempt ended as `outcome` (an error's [`crate::driver::DriverError::outcome`],
+    /// or [`Outcome::Worked`]); says what the core decided.
+    pub(crate) fn record(mut self, outcome: Outcome) -> Effect {
+        self.reported = true;
+        let (key, kind, origin) = (self.key, self.kind, self.origin);
+        self.servers
+            .record(key, kind, origin, outcome, self.started)
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        if self.reported || !self.trial {
+            return;
+        }
+        if let Some(state) = self.servers.lock().get_mut(self.key) {
+            state.record(Outcome::Abandoned, self.started, Instant::now());
+        }
+    }
+}
+
+/// Whether a server has failed since its last success.
+fn failing(state: &ServerState) -> bool {
+    state.health().streak() > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use brain_mcp_proto::client::health::Policy;
+
+    use super::*;
+
+    const HTTP: ServerKind = ServerKind::Http;
+
+    #[test]
+    fn the_breaker_opens_after_failures_in_a_row_and_closes_on_a_reached_trial() {
+        let servers = Servers::default();
+        let trip = Policy::BREAKER.trip_after;
+        for _ in 0..trip - 1 {
+            servers
+                .admit("k", HTTP, "o")
+                .unwrap()
+                .record(Outcome::Unreachable);
+        }
+        // One answer resets the count.
+        servers
+            .admit("k", HTTP, "o")
+            .unwrap()
+            .record(Outcome::Answered);
+        assert_eq!(servers.failing.load(Ordering::Acquire), 0);
+        let t0 = Instant::now();
+        for _ in 0..trip {
+            servers
+                .admit_at("k", HTTP, "o", t0)
+                .unwrap()
+                .record(Outcome::Unreachable);
+        }
+        let refused = servers
+            .admit_at("k", HTTP, "o", t0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("unreachable since") && refused.contains("nothing was sent"),
+            "{refused}"
+        );
+        assert!(
+            servers.admit("other", HTTP, "p").is_ok(),
+            "breakers are per server"
+        );
+        let until = servers.lock()["k"].health().until().unwrap();
+        // After the cooldown one trial goes; the others still fail at once.
+        let trial = servers.admit_at("k", HTTP, "o", until).unwrap();
+        assert!(
+            servers
+                .admit_at("k", HTTP, "o", until)
+                .unwrap_err()
+                .to_string()
+                .contains("trial call is under way")
+        );
+        // A dropped trial frees the slot; an answered one closes the breaker.
+        drop(trial);
+        let trial = servers.admit_at("k", HTTP, "o", until).unwrap();
+        assert_eq!(trial.record(Outcome::Answered), Effect::Recovered);
+        assert!(servers.admit("k", HTTP, "o").is_ok(), "closed again");
+        assert_eq!(servers.failing.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn an_era_is_kept_per_server_and_a_stale_one_forgotten() {
+        let servers = Servers::default();
+        servers.learned("a", HTTP, Era::Handshake);
+        assert_eq!(servers.era("a"), Some(Era::Handshake));
+        assert_eq!(servers.era("b"), None);
+        let now = Instant::now();
+        assert_eq!(
+            servers.record("a", HTTP, "o", Outcome::Stale, now),
+            Effect::Reprobe
+        );
+        assert_eq!(servers.era("a"), None);
+    }
+
+    #[test]
+    fn healthy_http_servers_are_forgotten_past_the_bound_but_children_and_failing_ones_stay() {
+        let servers = Servers::default();
+        servers.learned("child", ServerKind::Process, Era::Handshake);
+        let now = Instant::now();
+        servers.record("down", HTTP, "o", Outcome::Unreachable, now);
+        for i in 0..MAX_SERVERS {
+            servers.learned(&format!("s{i}"), HTTP, Era::Handshake);
+        }
+        let map = servers.lock();
+        assert!(map.len() <= MAX_SERVERS);
+        assert!(map.contains_key("child") && map.contains_key("down"));
+    }
+}
