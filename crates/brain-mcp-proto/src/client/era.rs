@@ -5,8 +5,6 @@
 //! may be cached; an answer that says "not now" (408, 429, 5xx) or no answer at all is
 //! transient: the driver retries within its deadline ([`Retry`]) and caches nothing.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::jsonrpc::{self, ErrorCode, Inbound, RequestId};
@@ -236,43 +234,6 @@ impl Retry {
     /// Probes sent so far that got a transient answer.
     pub fn attempts(&self) -> u32 {
         self.attempts
-    }
-}
-
-/// Verdicts by server URL, for the life of a client. Only [`Verdict::Speaks`] is kept.
-#[derive(Default)]
-pub struct EraCache {
-    map: Mutex<HashMap<String, Era>>,
-}
-
-impl std::fmt::Debug for EraCache {
-    /// How many servers it knows, never their URLs (a query may hold a key).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let known = self.map.lock().map_or(0, |m| m.len());
-        write!(f, "EraCache({known} servers)")
-    }
-}
-
-impl EraCache {
-    /// The cached era of `url`, if any.
-    pub fn get(&self, url: &str) -> Option<Era> {
-        self.lock().get(url).copied()
-    }
-
-    /// Remembers the era of `url`.
-    pub fn set(&self, url: &str, era: Era) {
-        self.lock().insert(url.to_owned(), era);
-    }
-
-    /// Forgets `url`, so the next call probes again.
-    pub fn forget(&self, url: &str) {
-        self.lock().remove(url);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Era>> {
-        self.map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -21,6 +21,9 @@
 //! - [`RpcError`]: the one JSON-RPC error type, read the same way from a 2xx reply and from
 //!   an error status's body.
 //! - [`listing`]: `tools/list` pages.
+//! - [`ServerState`]: one server's life beside its calls: its era once known, where its
+//!   exchanges run ([`Sessions`]), its [`health`] (the HTTP breaker and a child's restart
+//!   backoff, one mechanism), and what each [`Outcome`] of an attempt does to them.
 //! - [`stdio`]: the few rules that differ when the server is a child process (the probe's
 //!   silent answers, cancelling, which call a line belongs to).
 //!

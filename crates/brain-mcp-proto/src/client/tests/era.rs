@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::{identity, json, msg};
-use crate::client::era::{self, Era, EraCache, ProbeAnswer, Retry, Verdict};
+use crate::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
 use crate::client::{Expect, RpcError};
 use crate::jsonrpc::{ErrorCode, RequestId};
 use crate::version::ProtocolVersion;
@@ -190,12 +190,3 @@ fn retries_back_off_honour_retry_after_and_stop() {
     assert_eq!(retry.attempts(), 1);
 }
 
-#[test]
-fn the_cache_keeps_and_forgets() {
-    let cache = EraCache::default();
-    cache.set("http://a/mcp", Era::Handshake);
-    assert_eq!(cache.get("http://a/mcp"), Some(Era::Handshake));
-    assert_eq!(cache.get("http://b/mcp"), None);
-    cache.forget("http://a/mcp");
-    assert_eq!(cache.get("http://a/mcp"), None);
-}
