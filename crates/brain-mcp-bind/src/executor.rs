@@ -7,7 +7,7 @@ use brain_mcp_proto::client::{CallRequest, Identity, Outcome};
 use brain_mcp_proto::meta::CallScope;
 use brain_mcp_transport::BearerToken;
 use brain_tools_core::{
-    EndpointUrl, ErrorKind, ExecContext, TaskSupport, ToolExecutor, ToolFailure, ToolOutput,
+    EndpointUrl, ErrorKind, ExecContext, Secret, TaskSupport, ToolExecutor, ToolFailure, ToolOutput,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -106,13 +106,35 @@ impl McpExecutor {
         &self.identity
     }
 
+    /// Runs one call on the server `reach` finds for it, holding a slot of `limit` (a
+    /// managed server's) or else of the binding's own `max_in_flight`: the one way into a
+    /// call for configured bindings and managed servers of either kind.
+    pub(crate) async fn call(
+        &self,
+        mut ctx: ExecContext<'_>,
+        reach: &Reach,
+        limit: Option<&InFlight>,
+    ) -> Result<ToolOutput, ToolFailure> {
+        match reach {
+            Reach::PerCall { token, oauth } => {
+                if token.is_some() {
+                    ctx.token = token.clone();
+                }
+                let (server, tool) = self.per_call(&ctx, oauth.as_ref()).await?;
+                self.run(&server, tool, &ctx, limit).await
+            }
+            Reach::Kept { server, tool } => self.run(server, tool, &ctx, limit).await,
+        }
+    }
+
     /// Runs the call of `tool` on `server`; what it hands back has every secret of the
     /// server removed.
-    pub(crate) async fn run(
+    async fn run(
         &self,
         server: &Server,
         tool: &str,
         ctx: &ExecContext<'_>,
+        limit: Option<&InFlight>,
     ) -> Result<ToolOutput, ToolFailure> {
         observe::call_target(server.origin(), tool);
         // As the server's state says: an HTTP server that calls could not reach lately
@@ -121,8 +143,11 @@ impl McpExecutor {
             .admit(&self.client)
             .map_err(|open| ToolFailure::before_send(ErrorKind::ConnectFailed, open.to_string()))?;
         // A limited server's slot, waited for inside the call's deadline.
-        let _slot = match ctx.binding.max_in_flight() {
-            Some(n) => self.client.limits().slot(server.key(), n).await,
+        let limit = limit
+            .map(|l| (l.key.as_str(), l.calls))
+            .or_else(|| Some((server.key(), ctx.binding.max_in_flight()?)));
+        let _slot = match limit {
+            Some((key, n)) => self.client.limits().slot(key, n).await,
             None => None,
         };
         let result = self.run_on(server, tool, ctx).await;
@@ -193,18 +218,49 @@ impl McpExecutor {
 #[async_trait]
 impl ToolExecutor for McpExecutor {
     async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
-        self.execute_with(ctx, None).await
+        self.call(ctx, &Reach::BINDING, None).await
     }
 }
 
+/// How a call finds its server.
+#[derive(Debug)]
+pub(crate) enum Reach {
+    /// An HTTP server made for each call from the binding (its URL, headers, tool) and
+    /// the tenant's credential; `token` or `oauth`, given in code for a managed server,
+    /// stand for the binding's own.
+    PerCall {
+        token: Option<Secret>,
+        oauth: Option<OAuthClient>,
+    },
+    /// A server kept for as long as the tool is served (a managed stdio server), and the
+    /// tool's name on it.
+    Kept { server: Server, tool: String },
+}
+
+impl Reach {
+    /// A configured binding's: its own URL and credential.
+    pub(crate) const BINDING: Self = Self::PerCall {
+        token: None,
+        oauth: None,
+    };
+}
+
+/// A limit of calls in flight shared by one server's tools: its slots' key and size.
+#[derive(Clone, Debug)]
+pub(crate) struct InFlight {
+    pub(crate) key: String,
+    pub(crate) calls: u32,
+}
+
 impl McpExecutor {
-    /// Runs a call with `oauth` (a managed server's, given in code) as the binding's own
-    /// credential: used when the host's credential source, if any, answers `FromBinding`.
-    pub(crate) async fn execute_with(
+    /// The HTTP server of a call and the tool's name on it, with `oauth` (a managed
+    /// server's, given in code) as the binding's own credential: used when the host's
+    /// credential source, if any, answers `FromBinding`.
+    async fn per_call<'c>(
         &self,
-        ctx: ExecContext<'_>,
+        ctx: &ExecContext<'c>,
         oauth: Option<&OAuthClient>,
-    ) -> Result<ToolOutput, ToolFailure> {
+    ) -> Result<(Server, &'c str), ToolFailure> {
         let binding = ctx.binding;
         let Some(mcp) = binding.mcp() else {
             return Err(ToolFailure::before_send(
@@ -236,7 +292,7 @@ impl McpExecutor {
             }
         };
         let server = self.server(mcp.url(), bearer, oauth, binding.headers())?;
-        self.run(&server, mcp.tool(), &ctx).await
+        Ok((server, mcp.tool()))
     }
 
     /// The HTTP server a call goes to, with its credential. Not async, so nothing it

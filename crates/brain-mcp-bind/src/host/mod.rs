@@ -71,13 +71,14 @@ pub use managed::{
 };
 
 use crate::Credential;
+use crate::executor::{InFlight, Reach};
 use crate::server::Server;
 use crate::stdio::StdioServer;
 use crate::target::Target;
 use crate::{CredentialSource, McpClient, McpExecutor, Responder, discover};
 use managed::Kind;
 pub use reload::Reloaded;
-use route::{Route, RouteExecutor, Routes, Via};
+use route::{Route, RouteExecutor, Routes};
 
 /// What a model is shown about one tool.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -271,23 +272,25 @@ impl ToolHost {
             }
         };
         // Managed servers' slots are their own, apart from configured bindings' servers.
-        let limit = server
-            .max_in_flight
-            .map(|n| (format!("managed:{}", server.name), n));
+        let limit = server.max_in_flight.map(|calls| InFlight {
+            key: format!("managed:{}", server.name),
+            calls,
+        });
         let selected: Vec<_> = selected
             .into_iter()
             .map(|s| {
-                let via = match &server.kind {
-                    Kind::Http { token, oauth, .. } => Via::Http {
+                let reach = match &server.kind {
+                    // Made per call: the tenant's credential may differ from the listing's.
+                    Kind::Http { token, oauth, .. } => Reach::PerCall {
                         token: token.clone(),
                         oauth: oauth.clone(),
                     },
-                    Kind::Stdio(_) => Via::Stdio {
+                    Kind::Stdio(_) => Reach::Kept {
                         server: reached.clone(),
                         tool: s.remote,
                     },
                 };
-                (s.binding, via)
+                (s.binding, reach)
             })
             .collect();
         let mut routes = self
@@ -315,13 +318,13 @@ impl ToolHost {
             crate::observe::server_note(&server.name, note);
         }
         let names = selected.iter().map(|(b, _)| b.name().to_owned()).collect();
-        for (binding, via) in selected {
+        for (binding, reach) in selected {
             routes.order.push(binding.name().to_owned());
             routes.by_name.insert(
                 binding.name().to_owned(),
                 Arc::new(Route {
                     binding,
-                    via,
+                    reach,
                     limit: limit.clone(),
                     configured: false,
                     server: Some(server.name.clone()),
@@ -432,8 +435,7 @@ impl ToolHost {
                 Some(route) => {
                     let executor = RouteExecutor {
                         executor: &inner.executor,
-                        via: &route.via,
-                        limit: route.limit.as_ref(),
+                        route: &route,
                     };
                     run_call(&route.binding, call, &executor, &sink, &cancel).await
                 }

@@ -1,17 +1,15 @@
-//! What the host serves: each tool the model may call, the binding it runs with, and
-//! how it is reached (an HTTP binding, or a tool of a managed stdio server), with the
+//! What the host serves: each tool the model may call, the binding it runs with, how a
+//! call finds its server, and a managed server's limit of calls in flight, with the
 //! executor that runs one route's calls.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use brain_tools_core::{Binding, ExecContext, Secret, ToolExecutor, ToolFailure, ToolOutput};
-
-use crate::OAuthClient;
+use brain_tools_core::{Binding, ExecContext, ToolExecutor, ToolFailure, ToolOutput};
 
 use crate::McpExecutor;
-use crate::server::Server;
+use crate::executor::{InFlight, Reach};
 
 #[derive(Debug, Default)]
 pub(super) struct Routes {
@@ -22,9 +20,10 @@ pub(super) struct Routes {
 #[derive(Debug)]
 pub(super) struct Route {
     pub(super) binding: Arc<Binding>,
-    pub(super) via: Via,
-    /// A managed server's limit of calls in flight: its slots' key and size.
-    pub(super) limit: Option<(String, u32)>,
+    /// How a call finds its server.
+    pub(super) reach: Reach,
+    /// A managed server's limit of calls in flight.
+    pub(super) limit: Option<InFlight>,
     /// From the host config (replaced by a reload), not from a managed server.
     pub(super) configured: bool,
     /// The managed server it belongs to, by name.
@@ -36,10 +35,7 @@ impl Route {
     pub(super) fn configured(binding: Arc<Binding>) -> Self {
         Self {
             binding,
-            via: Via::Http {
-                token: None,
-                oauth: None,
-            },
+            reach: Reach::BINDING,
             limit: None,
             configured: true,
             server: None,
@@ -47,42 +43,18 @@ impl Route {
     }
 }
 
-#[derive(Debug)]
-pub(super) enum Via {
-    /// An MCP binding over HTTP; `token` or `oauth` given in code replace the binding's
-    /// own credential.
-    Http {
-        token: Option<Secret>,
-        oauth: Option<OAuthClient>,
-    },
-    /// A tool of a managed stdio server.
-    Stdio { server: Server, tool: String },
-}
-
-/// Runs one route's calls: HTTP bindings with the executor (a token given in code
-/// replaces `token_env`), stdio tools on their server.
+/// Runs one route's calls through the executor's one entry.
 pub(super) struct RouteExecutor<'a> {
     pub(super) executor: &'a McpExecutor,
-    pub(super) via: &'a Via,
-    pub(super) limit: Option<&'a (String, u32)>,
+    pub(super) route: &'a Route,
 }
 
 #[async_trait]
 impl ToolExecutor for RouteExecutor<'_> {
-    async fn execute(&self, mut ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
-        // A managed server's slot, waited for inside the call's deadline.
-        let _slot = match self.limit {
-            Some((key, n)) => Some(self.executor.client().limits().slot(key, *n).await),
-            None => None,
-        };
-        match self.via {
-            Via::Http { token, oauth } => {
-                if token.is_some() {
-                    ctx.token = token.clone();
-                }
-                self.executor.execute_with(ctx, oauth.as_ref()).await
-            }
-            Via::Stdio { server, tool } => self.executor.run(server, tool, &ctx).await,
-        }
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        let route = self.route;
+        self.executor
+            .call(ctx, &route.reach, route.limit.as_ref())
+            .await
     }
 }

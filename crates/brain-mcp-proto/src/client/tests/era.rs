@@ -189,4 +189,3 @@ fn retries_back_off_honour_retry_after_and_stop() {
     );
     assert_eq!(retry.attempts(), 1);
 }
-
