@@ -6,7 +6,7 @@ use std::sync::{Mutex, PoisonError};
 
 use brain_mcp_proto::client::task::{MAX_QUESTIONS, Task, says_task_required};
 use brain_mcp_proto::client::{
-    Action, Call, CallError, CallRequest, Identity, InputRequest, Outgoing, Refusal,
+    Action, Call, CallError, CallRequest, Identity, InputRequest, Outgoing, Refusal, Violation,
 };
 use brain_mcp_proto::jsonrpc::{ErrorCode, RequestId};
 use brain_mcp_proto::mcp::CallToolResult;
@@ -284,9 +284,7 @@ pub(super) async fn awaited(
         Next::Done(outcome) => outcome.map_err(|e| DriverError::new(Step::Call, Cause::Core(e))),
         _ => Err(DriverError::new(
             Step::Call,
-            Cause::Core(CallError::Protocol(
-                "the task's result asks for what only a call may".into(),
-            )),
+            Cause::Core(CallError::Protocol(Violation::TaskResultAsksCall)),
         )),
     }
 }

@@ -1,6 +1,6 @@
 //! Every page of `tools/list` over a channel, whatever carries it.
 
-use brain_mcp_proto::client::{CallError, Identity, listing};
+use brain_mcp_proto::client::{CallError, Identity, Violation, listing};
 use brain_mcp_proto::mcp::Tool;
 
 use super::error::{Cause, DriverError, Step};
@@ -33,8 +33,6 @@ pub(crate) async fn list_tools(
             _ => return Ok(()),
         }
     }
-    let error = CallError::Protocol(format!(
-        "the server kept paginating tools/list past {MAX_PAGES} pages; giving up"
-    ));
+    let error = CallError::Protocol(Violation::TooManyPages(MAX_PAGES));
     Err(DriverError::new(Step::List(MAX_PAGES), Cause::Core(error)))
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
-use brain_mcp_proto::client::{CallError, Identity, ServerKind};
+use brain_mcp_proto::client::{CallError, Identity, ServerKind, Violation};
 use tokio::time::Instant;
 
 use super::error::{Cause, DriverError, Step};
@@ -93,7 +93,7 @@ where
                 tokio::time::sleep(wait).await;
             }
             _ => {
-                let error = CallError::Protocol("the probe had no verdict".into());
+                let error = CallError::Protocol(Violation::UnknownStep("an unknown probe verdict"));
                 return Err(DriverError::new(Step::Probe, Cause::Core(error)));
             }
         }

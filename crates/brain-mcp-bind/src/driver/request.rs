@@ -5,7 +5,7 @@
 //! deadline bounds the wait: the call is dropped when it passes).
 
 use brain_mcp_proto::client::listing::{Exchange, Step as Read};
-use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing, busy};
+use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing, Violation, busy};
 use serde_json::value::RawValue;
 
 use brain_mcp_transport::{ErrorKind, TransportError};
@@ -56,7 +56,7 @@ async fn exchange(
     budget: usize,
 ) -> Result<(Box<RawValue>, Option<String>), DriverError> {
     let Expect::Response(id) = out.expect.clone() else {
-        let error = CallError::Protocol("a request without an id cannot be answered".into());
+        let error = CallError::Protocol(Violation::RequestWithoutId);
         return Err(DriverError::new(step, Cause::Core(error)));
     };
     let exchange = Exchange::new(framing.clone());
@@ -105,5 +105,5 @@ async fn exchange(
 
 /// The core's verdict on a reply that ended before its response.
 pub(crate) fn ended() -> CallError {
-    CallError::Protocol("the reply ended before the response arrived".into())
+    CallError::Protocol(Violation::ReplyEnded)
 }

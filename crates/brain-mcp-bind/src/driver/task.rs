@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use brain_mcp_proto::client::task::{Next, STATUS_MESSAGE_LIMIT, Task};
-use brain_mcp_proto::client::{Call, CallError, Refusal};
+use brain_mcp_proto::client::{Call, CallError, NeedsInput, Refusal, Violation};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::CallToolResult;
 use brain_mcp_transport::ErrorKind as TransportKind;
@@ -132,12 +132,14 @@ pub(crate) async fn follow(
             Next::InputRequired => {
                 // Brain's bindings have no user: the task is cancelled (by the cleanup,
                 // which still holds it) and the call fails as a direct one would.
-                break Err(core(CallError::NeedsInput(
-                    "the task waits for user input this client cannot give".into(),
-                )));
+                break Err(core(CallError::NeedsInput(NeedsInput::Task)));
             }
             Next::Finished(outcome) => break outcome.map_err(core),
-            _ => break Err(core(CallError::Protocol("an unknown task step".into()))),
+            _ => {
+                break Err(core(CallError::Protocol(Violation::UnknownStep(
+                    "an unknown task step",
+                ))));
+            }
         };
         let (link, framing) = (&channel.link, &channel.framing);
         match request_reading(link, framing, out, Step::Task, calling.budget).await {

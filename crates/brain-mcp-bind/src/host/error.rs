@@ -96,7 +96,7 @@ impl std::error::Error for HostError {}
 
 #[cfg(test)]
 mod tests {
-    use brain_mcp_proto::client::CallError;
+    use brain_mcp_proto::client::{CallError, Violation};
     use brain_mcp_transport::{Secrets, TransportError};
     use brain_tools_core::ErrorKind;
 
@@ -170,7 +170,9 @@ mod tests {
             ),
             (
                 Step::List(1),
-                Cause::Core(CallError::Protocol("not a listing".into())),
+                Cause::Core(CallError::Protocol(Violation::InvalidToolList(
+                    "not a listing".into(),
+                ))),
                 ErrorKind::HandshakeFailed,
                 D::Server,
                 H::Server,

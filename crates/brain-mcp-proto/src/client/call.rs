@@ -19,6 +19,7 @@ use super::progress::Progress;
 use super::result::{check_result, read_result};
 use super::rpc_error::RpcError;
 use super::task::Task;
+use super::violation::{NeedsInput, Violation};
 
 pub use super::policy::Refusal;
 
@@ -341,9 +342,7 @@ impl Call {
             // A task the call did not ask for (2025-11-25: `{"task": …}` and no content) is
             // no result: the server broke the protocol.
             Ok(Some(found)) if found.content.is_empty() && found.extra.contains_key("task") => {
-                self.finish(Err(CallError::Protocol(
-                    "the server answered with a task the call did not ask for".into(),
-                )));
+                self.finish(Err(CallError::Protocol(Violation::UnaskedTask)));
             }
             Ok(Some(found)) => {
                 let checked = check_result(found, &self.framing);
@@ -489,23 +488,18 @@ impl Call {
 
     fn input_required(&mut self, raw: &RawValue) {
         if !self.answers_input {
-            self.finish(Err(CallError::NeedsInput(
-                "the server answered input_required: it needs user input this client cannot give"
-                    .into(),
-            )));
+            self.finish(Err(CallError::NeedsInput(NeedsInput::Round)));
             return;
         }
         self.rounds += 1;
         if self.rounds > MAX_ROUNDS {
-            self.finish(Err(CallError::Protocol(format!(
-                "the server asked for input {MAX_ROUNDS} times in one call; giving up"
+            self.finish(Err(CallError::Protocol(Violation::TooManyInputRounds(
+                MAX_ROUNDS as usize,
             ))));
             return;
         }
         let Ok(result) = parse::<InputRequiredResult>(raw) else {
-            self.finish(Err(CallError::Protocol(
-                "invalid input_required result".into(),
-            )));
+            self.finish(Err(CallError::Protocol(Violation::InvalidInputRequired)));
             return;
         };
         let mut requests = Vec::new();
@@ -517,9 +511,10 @@ impl Call {
                     params: r.params,
                 }),
                 Err(e) => {
-                    self.finish(Err(CallError::Protocol(format!(
-                        "input request {key:?} is malformed: {e}"
-                    ))));
+                    self.finish(Err(CallError::Protocol(Violation::InvalidInputRequest {
+                        key: key.to_string(),
+                        detail: e.to_string(),
+                    })));
                     return;
                 }
             }

@@ -1,6 +1,7 @@
 //! Why a call ended without a result, in the core's words.
 
 use super::rpc_error::RpcError;
+use super::violation::{NeedsInput, Violation};
 
 /// Why a call ended without a result.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,9 +16,9 @@ pub enum CallError {
         forget_era: bool,
     },
     /// The server asked for user input this client cannot give.
-    NeedsInput(String),
+    NeedsInput(NeedsInput),
     /// The server broke the protocol.
-    Protocol(String),
+    Protocol(Violation),
     /// The session the call ran in is gone (a 404 to a request with a session id).
     SessionExpired,
     /// The server refused our credentials (401 or 403): it refused the request before
@@ -45,7 +46,8 @@ impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Rpc { error, .. } => write!(f, "the server answered with {error}"),
-            Self::NeedsInput(m) | Self::Protocol(m) => f.write_str(m),
+            Self::NeedsInput(needs) => needs.fmt(f),
+            Self::Protocol(violation) => violation.fmt(f),
             Self::SessionExpired => f.write_str("the server ended the session during the call"),
             Self::Unauthorized { status, .. } => {
                 write!(f, "the server refused the credentials ({status})")

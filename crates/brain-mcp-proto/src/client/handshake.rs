@@ -14,6 +14,7 @@ use crate::version::{self, ProtocolVersion};
 use super::framing::Framing;
 use super::outgoing::{Expect, Header, Identity, Outgoing};
 use super::rpc_error::RpcError;
+use super::violation::Violation;
 
 /// The version offered in `initialize`: the newest handshake-era revision.
 pub const OFFERED: ProtocolVersion = version::LATEST_HANDSHAKE;
@@ -45,14 +46,14 @@ pub enum HandshakeError {
     Refused(RpcError),
     /// The server's answer breaks the protocol (an unreadable result, a version we do
     /// not speak).
-    Protocol(String),
+    Protocol(Violation),
 }
 
 impl std::fmt::Display for HandshakeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Refused(e) => write!(f, "the server refused the handshake: {e}"),
-            Self::Protocol(m) => f.write_str(m),
+            Self::Protocol(violation) => violation.fmt(f),
         }
     }
 }
@@ -129,12 +130,12 @@ pub fn negotiated(
     session_id: Option<String>,
 ) -> Result<Framing, HandshakeError> {
     let result: InitializeResult<'_> = parse(result)
-        .map_err(|e| HandshakeError::Protocol(format!("invalid initialize result: {e}")))?;
+        .map_err(|e| HandshakeError::Protocol(Violation::InvalidInitialize(e.to_string())))?;
     let negotiated = version::negotiate_handshake(&result.protocol_version).map_err(|e| {
-        HandshakeError::Protocol(format!(
-            "the server answered initialize with protocol version {:?}: {e}",
-            result.protocol_version
-        ))
+        HandshakeError::Protocol(Violation::UnsupportedVersion {
+            version: result.protocol_version.to_string(),
+            detail: e.to_string(),
+        })
     })?;
     Ok(Framing::Handshake {
         session: session_id,

@@ -12,6 +12,7 @@ use super::framing::Framing;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::policy::{self, Reaction};
 use super::rpc_error::RpcError;
+use super::violation::Violation;
 
 /// The request for one page of `tools/list` (`cursor` from the previous page).
 pub fn request(
@@ -75,7 +76,7 @@ impl Exchange {
             return Step::Done(match message {
                 Inbound::Response { result, .. } => Ok(result),
                 other => Err(RpcError::of(&other).map_or_else(
-                    || CallError::Protocol("the response is not a JSON-RPC response".into()),
+                    || CallError::Protocol(Violation::NotAResponse),
                     |error| self.rpc(error),
                 )),
             });
@@ -142,5 +143,5 @@ pub fn offered(framing: &Framing, tool: &Tool) -> Result<(), InvalidParamHeader>
 /// One page of tools from a `tools/list` result.
 pub fn page(result: &RawValue) -> Result<ListToolsResult, CallError> {
     parse::<ListToolsResult>(result)
-        .map_err(|e| CallError::Protocol(format!("the result is not a tool list: {e}")))
+        .map_err(|e| CallError::Protocol(Violation::InvalidToolList(e.to_string())))
 }

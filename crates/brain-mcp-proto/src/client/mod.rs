@@ -48,6 +48,7 @@ mod server;
 mod stage;
 pub mod stdio;
 pub mod task;
+mod violation;
 
 pub use call::{Action, Call, CallRequest, Carrier, Refusal};
 pub use call_error::CallError;
@@ -60,6 +61,7 @@ pub use result::{check_result, read_result};
 pub use rpc_error::RpcError;
 pub use server::{Effect, Outcome, ServerKind, ServerState, Sessions};
 pub use stage::Stage;
+pub use violation::{NeedsInput, Violation};
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use crate::mcp::methods;
 
 use super::framing::Framing;
 use super::outgoing::{Expect, Outgoing};
+use super::violation::{NeedsInput, Violation};
 
 /// A refusal of a server request: the JSON-RPC error to answer it with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,9 +42,9 @@ pub(crate) enum Reaction {
     Ask,
     /// It asks for user input the client cannot give: refuse it (when the era allows an
     /// answer at all) and fail the exchange with this message.
-    NoInput(Option<Outgoing>, String),
-    /// The era allows no server request here: fail the exchange with this message.
-    Forbidden(String),
+    NoInput(Option<Outgoing>, NeedsInput),
+    /// The era allows no server request here: fail the exchange with this violation.
+    Forbidden(Violation),
 }
 
 /// Whether `method` asks for user input (an elicitation, an LLM sample, the roots).
@@ -72,11 +73,12 @@ pub(crate) fn react(
     match framing {
         Framing::Stateless(version) => {
             if input {
-                Reaction::NoInput(None, needs_input(method))
+                Reaction::NoInput(None, NeedsInput::Request(method.to_owned()))
             } else {
-                Reaction::Forbidden(format!(
-                    "the server sent a {method} request during a {version} exchange, where servers send no requests"
-                ))
+                Reaction::Forbidden(Violation::ServerRequest {
+                    method: method.to_owned(),
+                    version: *version,
+                })
             }
         }
         Framing::Handshake { .. } => {
@@ -96,16 +98,12 @@ pub(crate) fn react(
                 ),
             );
             if input {
-                Reaction::NoInput(Some(refusal), needs_input(method))
+                Reaction::NoInput(Some(refusal), NeedsInput::Request(method.to_owned()))
             } else {
                 Reaction::Refuse(refusal)
             }
         }
     }
-}
-
-fn needs_input(method: &str) -> String {
-    format!("the server sent {method}: it needs user input this client cannot give")
 }
 
 /// Our answer to server request `id`: its result.

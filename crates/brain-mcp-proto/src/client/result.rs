@@ -7,6 +7,7 @@ use crate::mcp::{CallToolResponse, CallToolResult};
 
 use super::call_error::CallError;
 use super::framing::Framing;
+use super::violation::Violation;
 
 /// Reads the result of a `tools/call`: a final result, or `None` when the server needs
 /// input first (`input_required`, 2026 era). Any other kind of result, and one that cannot
@@ -15,12 +16,11 @@ pub fn read_result(raw: &RawValue) -> Result<Option<CallToolResult>, CallError> 
     match CallToolResponse::decode(raw) {
         Ok(CallToolResponse::Complete(result)) => Ok(Some(result)),
         Ok(CallToolResponse::InputRequired(_)) => Ok(None),
-        Ok(CallToolResponse::Other { result_type, .. }) => Err(CallError::Protocol(format!(
-            "the server answered with resultType {result_type:?}, which this client does \
-             not support"
-        ))),
-        Err(e) => Err(CallError::Protocol(format!(
-            "invalid tools/call result: {e}"
+        Ok(CallToolResponse::Other { result_type, .. }) => Err(CallError::Protocol(
+            Violation::UnsupportedResultType(result_type.to_string()),
+        )),
+        Err(e) => Err(CallError::Protocol(Violation::InvalidCallResult(
+            e.to_string(),
         ))),
     }
 }
@@ -38,8 +38,8 @@ pub fn check_result(
         Some("an object") | None => {}
         Some(_) if matches!(framing, Framing::Stateless(_)) => {}
         Some(other) => {
-            return Err(CallError::Protocol(format!(
-                "structuredContent is {other}, not a JSON object as the handshake-era protocol requires"
+            return Err(CallError::Protocol(Violation::StructuredContent(
+                other.to_owned(),
             )));
         }
     }

@@ -22,6 +22,7 @@ use super::framing::Framing;
 use super::outgoing::{Expect, Identity, Outgoing};
 use super::policy::{InputRequest, Refusal, input_responses};
 use super::result::{check_result, read_result};
+use super::violation::Violation;
 use crate::mcp::{CallToolResult, ContentBlock, InputRequiredResult, parse};
 
 pub use crate::mcp::TASKS_EXTENSION;
@@ -160,19 +161,17 @@ impl Task {
     /// Reads a status: the task it describes.
     fn read(raw: &RawValue, framing: &Framing) -> Result<(Self, Status), CallError> {
         let wire: Wire = serde_json::from_str(raw.get())
-            .map_err(|e| CallError::Protocol(format!("invalid task status: {e}")))?;
+            .map_err(|e| CallError::Protocol(Violation::InvalidTaskStatus(e.to_string())))?;
         if wire.task_id.is_empty() || wire.task_id.len() > TASK_ID_LIMIT {
-            return Err(CallError::Protocol(format!(
-                "the task id is empty or longer than {TASK_ID_LIMIT} bytes"
-            )));
+            return Err(CallError::Protocol(Violation::InvalidTaskId(TASK_ID_LIMIT)));
         }
         if wire
             .request_state
             .as_ref()
             .is_some_and(|state| state.len() > REQUEST_STATE_LIMIT)
         {
-            return Err(CallError::Protocol(format!(
-                "the task's requestState is longer than {REQUEST_STATE_LIMIT} bytes"
+            return Err(CallError::Protocol(Violation::RequestStateTooLong(
+                REQUEST_STATE_LIMIT,
             )));
         }
         let status = match wire.status.as_str() {
@@ -182,9 +181,8 @@ impl Task {
             "failed" => Status::Failed,
             "cancelled" => Status::Cancelled,
             other => {
-                return Err(CallError::Protocol(format!(
-                    "unknown task status {}",
-                    quoted(other)
+                return Err(CallError::Protocol(Violation::UnknownTaskStatus(
+                    other.to_owned(),
                 )));
             }
         };
@@ -278,9 +276,9 @@ impl Task {
     /// another task is the server's protocol error.
     pub fn handle_status(&mut self, raw: &RawValue) -> Next {
         match Self::read(raw, &self.framing) {
-            Ok((read, _)) if read.id != self.id => Next::Finished(Err(CallError::Protocol(
-                "the server answered tasks/get with another task's status".into(),
-            ))),
+            Ok((read, _)) if read.id != self.id => {
+                Next::Finished(Err(CallError::Protocol(Violation::OtherTask)))
+            }
             Ok((read, status)) => {
                 self.polled = true;
                 self.status = status;
@@ -306,9 +304,9 @@ impl Task {
             Status::InputRequired if matches!(self.framing, Framing::Handshake { .. }) => {
                 self.early_fetches += 1;
                 if self.early_fetches > MAX_QUESTIONS {
-                    return Next::Finished(Err(CallError::Protocol(format!(
-                        "the task's result was asked for {MAX_QUESTIONS} times while it waited for input"
-                    ))));
+                    return Next::Finished(Err(CallError::Protocol(
+                        Violation::ResultAskedTooOften(MAX_QUESTIONS),
+                    )));
                 }
                 Next::Fetch
             }
@@ -322,25 +320,23 @@ impl Task {
                 }
                 let unseen = new.iter().filter(|q| !self.handed.contains(&q.key)).count();
                 if self.handed.len() + unseen > MAX_QUESTIONS {
-                    return Next::Finished(Err(CallError::Protocol(format!(
-                        "the task asked more than {MAX_QUESTIONS} questions"
+                    return Next::Finished(Err(CallError::Protocol(Violation::TooManyQuestions(
+                        MAX_QUESTIONS,
                     ))));
                 }
                 self.handed.extend(new.iter().map(|q| q.key.clone()));
                 Next::Answer(new)
             }
-            Status::Cancelled => Next::Finished(Err(CallError::Protocol(
-                "the server cancelled the task before it finished".into(),
-            ))),
+            Status::Cancelled => Next::Finished(Err(CallError::Protocol(Violation::TaskCancelled))),
             Status::Completed | Status::Failed => match (self.outcome.take(), &self.framing) {
                 (Some(outcome), _) => Next::Finished(outcome),
                 (None, Framing::Handshake { .. }) => Next::Fetch,
                 // 2026: the outcome comes with a polled status (a task created already
                 // ended is polled once for it); there is no request that fetches it.
                 (None, Framing::Stateless(_)) if !self.polled => Next::Poll(POLL_FLOOR),
-                (None, Framing::Stateless(_)) => Next::Finished(Err(CallError::Protocol(
-                    "the task ended but its status carries no outcome".into(),
-                ))),
+                (None, Framing::Stateless(_)) => {
+                    Next::Finished(Err(CallError::Protocol(Violation::NoOutcome)))
+                }
             },
         }
     }
@@ -437,21 +433,11 @@ impl Task {
     }
 }
 
-/// A server's word for an error message: whole and quoted when it is short, else only
-/// its length (a cut could keep part of a secret that redaction no longer recognises).
-fn quoted(text: &str) -> String {
-    if text.len() <= 64 {
-        format!("{text:?}")
-    } else {
-        format!("of {} bytes", text.len())
-    }
-}
-
 /// The questions of an `input_required` status (2026: `inputRequests`; none in 2025-11-25,
 /// whose questions come on the `tasks/result` stream).
 fn questions(raw: &RawValue) -> Result<Vec<InputRequest>, CallError> {
-    let status: InputRequiredResult =
-        parse(raw).map_err(|e| CallError::Protocol(format!("invalid input_required task: {e}")))?;
+    let status: InputRequiredResult = parse(raw)
+        .map_err(|e| CallError::Protocol(Violation::InvalidInputRequiredTask(e.to_string())))?;
     status
         .requests()
         .into_iter()
@@ -461,18 +447,17 @@ fn questions(raw: &RawValue) -> Result<Vec<InputRequest>, CallError> {
                 method: r.method,
                 params: r.params,
             }),
-            Err(e) => Err(CallError::Protocol(format!(
-                "input request {} is malformed: {e}",
-                quoted(&key)
-            ))),
+            Err(e) => Err(CallError::Protocol(Violation::InvalidInputRequest {
+                key,
+                detail: e.to_string(),
+            })),
         })
         .collect()
 }
 
 /// A task's result, read and checked against the rules of its era as a direct one is.
 fn fetched(raw: &RawValue, framing: &Framing) -> Result<CallToolResult, CallError> {
-    let result = read_result(raw)?
-        .ok_or_else(|| CallError::Protocol("a task's result asks for input".into()))?;
+    let result = read_result(raw)?.ok_or(CallError::Protocol(Violation::TaskResultAsksInput))?;
     check_result(result, framing)
 }
 
@@ -484,7 +469,7 @@ fn failed_with(error: &RawValue) -> CallError {
             error,
             forget_era: false,
         },
-        None => CallError::Protocol("a failed task's error is not a JSON-RPC error".into()),
+        None => CallError::Protocol(Violation::FailedTaskError),
     }
 }
 

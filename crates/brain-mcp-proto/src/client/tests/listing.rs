@@ -1,6 +1,6 @@
 use super::{identity, json, msg};
 use crate::client::listing::{self, Exchange, Step};
-use crate::client::{CallError, Framing, RpcError};
+use crate::client::{CallError, Framing, RpcError, Violation};
 use crate::jsonrpc::RequestId;
 use crate::version::ProtocolVersion;
 
@@ -60,7 +60,7 @@ fn server_requests_follow_the_same_rules_as_in_a_call() {
     let modern = Exchange::new(Framing::Stateless(V2026));
     assert!(matches!(
         modern.handle(&ours, msg(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)),
-        Step::Done(Err(CallError::Protocol(m))) if m.contains("ping")
+        Step::Done(Err(CallError::Protocol(Violation::ServerRequest { method, .. }))) if method == "ping"
     ));
     assert!(matches!(
         modern.handle(
