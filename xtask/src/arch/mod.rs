@@ -163,12 +163,20 @@ fn scan(
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let code = parse::code_of(&text);
         for word in forbidden {
-            if code.contains(word) {
+            if names(&code, word) {
                 violations.push(format!("{} names {word}", path.display()));
             }
         }
     }
     Ok(())
+}
+
+/// Whether `code` names `word` as a whole path: `Era::` in `Era::Handshake`, not in
+/// `NoEra::Status` (a name that only ends the same way).
+fn names(code: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(word)
+        .any(|(at, _)| !word.starts_with(ident) || !code[..at].ends_with(ident))
 }
 
 /// The method names `file` defines (`pub const NAME: &str = "method";`).
@@ -210,6 +218,14 @@ mod tests {
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert!(violations[0].contains("bad.rs"), "{violations:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_name_counts_only_whole() {
+        assert!(names("match e { Era::Handshake => 1 }", "Era::"));
+        assert!(names("(Era::Handshake)", "Era::"));
+        assert!(!names("NoEra::Status(503)", "Era::"));
+        assert!(names("x = \"tools/call\"", "\"tools/call\""));
     }
 
     #[test]

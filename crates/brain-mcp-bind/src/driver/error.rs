@@ -7,6 +7,7 @@ use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets, cut};
 use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
 
+use super::start::StartFailure;
 use crate::convert::ConvertError;
 use crate::observe::Failure;
 
@@ -20,19 +21,39 @@ pub(crate) enum Cause {
     Link(TransportError),
     /// The core's verdict on what the server answered.
     Core(CallError),
-    /// The era probe got no definite answer in time (retried as the core allows).
-    Unreachable(String),
-    /// The request cannot reach the server as configured (the probe's verdict).
-    Refused(String),
-    /// A child could not be started (`started` false) or its session opened.
-    Start {
-        /// What went wrong.
-        why: String,
-        /// Whether a child ran (its handshake failed) or none could be started.
-        started: bool,
+    /// The era probe got no definite answer in time (retried as the core allows): the
+    /// last answer, and how many probes were sent.
+    Unreachable {
+        /// The last answer.
+        last: NoEra,
+        /// Probes sent.
+        attempts: u32,
     },
+    /// The way to the server is refused as configured (the probe's link failure: a
+    /// redirect refused, a request that cannot be built, a proxy that refuses us).
+    Refused(TransportError),
+    /// A child could not be started, or its session opened.
+    Start(StartFailure),
     /// The result holds content Brain does not carry, or malformed content.
     Content(ConvertError),
+}
+
+/// The last answer to an era probe that never got a definite one.
+#[derive(Debug)]
+pub(crate) enum NoEra {
+    /// The server answered with this status (408, 429, 5xx).
+    Status(u16),
+    /// The link failed (no connection, no reply in time).
+    Link(TransportError),
+}
+
+impl std::fmt::Display for NoEra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Status(status) => write!(f, "the server answered {status} to server/discover"),
+            Self::Link(e) => e.fmt(f),
+        }
+    }
 }
 
 /// Whose fault a failure is. Every report (a call's failure kind, discovery's kind, the
@@ -105,9 +126,9 @@ impl DriverError {
     pub(crate) fn delivery(&self) -> Delivery {
         match &self.cause {
             Cause::Link(e) => e.delivery(),
-            Cause::Unreachable(_) | Cause::Refused(_) => Delivery::NotSent,
-            Cause::Start { started, .. } if !started => Delivery::NotSent,
-            Cause::Core(_) | Cause::Start { .. } | Cause::Content(_) => Delivery::Answered,
+            Cause::Unreachable { .. } | Cause::Refused(_) => Delivery::NotSent,
+            Cause::Start(failure) if !failure.started() => Delivery::NotSent,
+            Cause::Core(_) | Cause::Start(_) | Cause::Content(_) => Delivery::Answered,
         }
     }
 
@@ -115,7 +136,7 @@ impl DriverError {
     /// answer to the era probe (what a circuit breaker counts).
     pub(crate) fn unreachable(&self) -> bool {
         match &self.cause {
-            Cause::Unreachable(_) => true,
+            Cause::Unreachable { .. } => true,
             Cause::Link(e) => {
                 e.delivery() == Delivery::NotSent
                     && matches!(e.kind(), TransportKind::Connect | TransportKind::Tls)
@@ -163,9 +184,8 @@ impl DriverError {
         match &self.cause {
             Cause::Link(e) if *e.kind() == TransportKind::Authorization => Blame::Credentials,
             Cause::Core(CallError::Unauthorized { .. }) => Blame::Credentials,
-            Cause::Unreachable(_) | Cause::Refused(_) | Cause::Start { started: false, .. } => {
-                Blame::Unreachable
-            }
+            Cause::Unreachable { .. } | Cause::Refused(_) => Blame::Unreachable,
+            Cause::Start(failure) if !failure.started() => Blame::Unreachable,
             Cause::Link(e) => match e.kind() {
                 TransportKind::BodyTooLarge { .. } => Blame::Server,
                 TransportKind::Connect
@@ -178,7 +198,7 @@ impl DriverError {
                 _ if e.delivery() == Delivery::NotSent => Blame::Unreachable,
                 _ => Blame::Server,
             },
-            Cause::Core(_) | Cause::Start { .. } | Cause::Content(_) => Blame::Server,
+            Cause::Core(_) | Cause::Start(_) | Cause::Content(_) => Blame::Server,
         }
     }
 
@@ -249,7 +269,21 @@ impl DriverError {
                  for this server again to refresh the binding; the tool did not run"
                 .into(),
             Cause::Core(e) => safe(&e.to_string()),
-            Cause::Unreachable(m) | Cause::Refused(m) | Cause::Start { why: m, .. } => safe(m),
+            Cause::Unreachable { last, attempts } => {
+                safe(&format!("{last} (tried {attempts} time(s); not cached)"))
+            }
+            Cause::Refused(e) => safe(&e.to_string()),
+            Cause::Start(StartFailure::NotStarted(why)) => safe(&why.to_string()),
+            Cause::Start(StartFailure::Ended { during, stderr }) => format!(
+                "the server ended during initialize: {}{}",
+                during.message(secrets),
+                safe(stderr)
+            ),
+            Cause::Start(StartFailure::Handshake(e)) => e.message(secrets),
+            Cause::Start(StartFailure::Silent { stderr }) => format!(
+                "the server did not answer initialize in time{}",
+                safe(stderr)
+            ),
             Cause::Content(ConvertError::Unsupported(m) | ConvertError::Malformed(m)) => safe(m),
         }
     }

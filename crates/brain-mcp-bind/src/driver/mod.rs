@@ -12,11 +12,15 @@ mod pages;
 mod probe;
 mod request;
 mod session;
+mod start;
 mod task;
 
 pub(crate) use call::{Asker, Calling, call};
+#[cfg(test)]
+pub(crate) use error::NoEra;
 pub(crate) use error::{Blame, Cause, DriverError, Step, rpc_text, safe};
 pub(crate) use pages::{MAX_PAGES, list_tools};
-pub(crate) use probe::{era_of, probe};
+pub(crate) use probe::{Probed, era_of, probe};
 pub(crate) use request::CONTROL_BUDGET;
 pub(crate) use session::{Channel, Cleanup, open_session};
+pub(crate) use start::{StartError, StartFailure};

@@ -7,7 +7,7 @@ use brain_mcp_proto::client::era::{self, Era, ProbeAnswer, Retry, Verdict};
 use brain_mcp_proto::client::{CallError, Identity, ServerKind, Violation};
 use tokio::time::Instant;
 
-use super::error::{Cause, DriverError, Step};
+use super::error::{Cause, DriverError, NoEra, Step};
 use super::request::CONTROL_BUDGET;
 use crate::client::McpClient;
 use brain_mcp_transport::{ErrorKind, TransportError};
@@ -40,7 +40,7 @@ pub(crate) async fn era_of<F, P>(
 ) -> Result<Era, DriverError>
 where
     F: FnMut() -> P,
-    P: Future<Output = Result<Verdict, DriverError>>,
+    P: Future<Output = Result<Probed, DriverError>>,
 {
     if let Some(era) = cached(client, key, origin) {
         return Ok(era);
@@ -61,7 +61,7 @@ async fn learn<F, P>(
 ) -> Result<Era, DriverError>
 where
     F: FnMut() -> P,
-    P: Future<Output = Result<Verdict, DriverError>>,
+    P: Future<Output = Result<Probed, DriverError>>,
 {
     let _turn = client.probes().turn(key).await;
     // Another call may have learned the era while this one waited.
@@ -70,32 +70,64 @@ where
     }
     let mut retry = Retry::default();
     loop {
-        match probe_once().await? {
-            Verdict::Speaks(era) => {
+        let Probed { verdict, failed } = probe_once().await?;
+        match (verdict, failed) {
+            (Verdict::Speaks(era), _) => {
                 client.servers().learned(key, kind, era);
                 observe::era(origin, era, "probe");
                 return Ok(era);
             }
-            Verdict::Unauthorized { status, challenge } => {
+            (Verdict::Unauthorized { status, challenge }, _) => {
                 let error = CallError::Unauthorized { status, challenge };
                 return Err(DriverError::answered(Step::Probe, error, status));
             }
-            Verdict::Refused(why) => {
-                return Err(DriverError::new(Step::Probe, Cause::Refused(why)));
+            (Verdict::Refused, Some(e)) => {
+                return Err(DriverError::new(Step::Probe, Cause::Refused(e)));
             }
-            Verdict::Transient { why, retry_after } => {
+            (
+                Verdict::Transient {
+                    status,
+                    retry_after,
+                },
+                failed,
+            ) => {
+                let Some(last) = status.map(NoEra::Status).or(failed.map(NoEra::Link)) else {
+                    return Err(unknown_verdict());
+                };
                 let remaining = deadline.saturating_duration_since(Instant::now());
-                tracing::debug!(target: observe::MCP_TARGET, server = %origin, why = %why, "era probe: no definite answer");
+                tracing::debug!(target: observe::MCP_TARGET, server = %origin, why = %last, "era probe: no definite answer");
                 let Some(wait) = retry.next_wait(retry_after, remaining) else {
-                    let why = format!("{why} (tried {} time(s); not cached)", retry.attempts());
-                    return Err(DriverError::new(Step::Probe, Cause::Unreachable(why)));
+                    let attempts = retry.attempts();
+                    let cause = Cause::Unreachable { last, attempts };
+                    return Err(DriverError::new(Step::Probe, cause));
                 };
                 tokio::time::sleep(wait).await;
             }
-            _ => {
-                let error = CallError::Protocol(Violation::UnknownStep("an unknown probe verdict"));
-                return Err(DriverError::new(Step::Probe, Cause::Core(error)));
-            }
+            _ => return Err(unknown_verdict()),
+        }
+    }
+}
+
+/// A verdict this driver does not know (a newer core), or one without the failure it
+/// must come with.
+fn unknown_verdict() -> DriverError {
+    let error = CallError::Protocol(Violation::UnknownStep("an unknown probe verdict"));
+    DriverError::new(Step::Probe, Cause::Core(error))
+}
+
+/// One probe's verdict, with the link's failure it was read from (kept for the message
+/// when the verdict ends the call).
+#[derive(Debug)]
+pub(crate) struct Probed {
+    pub(crate) verdict: Verdict,
+    pub(crate) failed: Option<TransportError>,
+}
+
+impl From<Verdict> for Probed {
+    fn from(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            failed: None,
         }
     }
 }
@@ -108,7 +140,7 @@ pub(crate) async fn probe(
     link: &Link,
     identity: &Identity,
     patience: Option<Duration>,
-) -> Result<Verdict, DriverError> {
+) -> Result<Probed, DriverError> {
     let out = era::probe(client.next_id(), identity);
     let framing = era::probe_framing();
     let op = Operation::start(link.peer(), &framing, &out, None, || link.secrets());
@@ -119,11 +151,7 @@ pub(crate) async fn probe(
             Err(e) if *e.kind() == ErrorKind::Authorization => {
                 return Err(DriverError::new(Step::Probe, Cause::Link(e)));
             }
-            Err(e) => {
-                let verdict = verdict_of(link, &e);
-                failure = Some(DriverError::new(Step::Probe, Cause::Link(e)).failure());
-                return Ok(verdict);
-            }
+            Err(e) => return Ok(failed(link, e, &mut failure)),
         };
         let verdict = loop {
             match replies.next().await {
@@ -131,18 +159,14 @@ pub(crate) async fn probe(
                     if let Inbound::Error { code, message, .. } = &received.message {
                         failure = Some(Failure::rpc(*code, message));
                     }
-                    break era::verdict(ProbeAnswer::Message(&received.message));
+                    break era::verdict(ProbeAnswer::Message(&received.message)).into();
                 }
                 // Anything before the answer (a log line) says nothing about the era.
                 Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    let verdict = verdict_of(link, &e);
-                    failure = Some(DriverError::new(Step::Probe, Cause::Link(e)).failure());
-                    break verdict;
-                }
+                Some(Err(e)) => break failed(link, e, &mut failure),
                 None => {
                     failure = Some(Failure::of(Kind::ProtocolError.as_str()));
-                    break era::verdict(ProbeAnswer::NotAnAnswer);
+                    break era::verdict(ProbeAnswer::NotAnAnswer).into();
                 }
             }
         };
@@ -154,7 +178,7 @@ pub(crate) async fn probe(
             Ok(verdict) => verdict,
             Err(_) => {
                 failure = Some(Failure::of(Kind::Timeout.as_str()));
-                Ok(era::verdict(ProbeAnswer::Silent))
+                Ok(era::verdict(ProbeAnswer::Silent).into())
             }
         },
         None => ask.await,
@@ -167,8 +191,17 @@ pub(crate) async fn probe(
     verdict
 }
 
-/// The core's verdict on a link's failure to carry the probe or its answer.
-fn verdict_of(link: &Link, e: &TransportError) -> Verdict {
-    let why = e.to_string();
-    era::verdict(link.probe_answer(e, &why))
+/// The core's verdict on a link's failure to carry the probe or its answer, the failure
+/// kept, and noted for telemetry in `failure`.
+fn failed(link: &Link, e: TransportError, failure: &mut Option<Failure>) -> Probed {
+    let verdict = era::verdict(link.probe_answer(&e));
+    let error = DriverError::new(Step::Probe, Cause::Link(e));
+    *failure = Some(error.failure());
+    let Cause::Link(e) = error.cause else {
+        return verdict.into();
+    };
+    Probed {
+        verdict,
+        failed: Some(e),
+    }
 }

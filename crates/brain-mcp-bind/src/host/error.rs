@@ -101,7 +101,7 @@ mod tests {
     use brain_tools_core::ErrorKind;
 
     use super::*;
-    use crate::driver::{Cause, DriverError, Step};
+    use crate::driver::{Cause, DriverError, NoEra, StartError, StartFailure, Step};
 
     fn unauthorized(status: u16) -> Cause {
         Cause::Core(CallError::Unauthorized {
@@ -114,9 +114,14 @@ mod tests {
     fn one_failure_reads_the_same_in_a_call_discovery_and_the_host() {
         use DiscoverErrorKind as D;
         use HostErrorKind as H;
-        let start = |started| Cause::Start {
-            why: "the program".into(),
-            started,
+        let start = |started| {
+            Cause::Start(if started {
+                StartFailure::Silent {
+                    stderr: String::new(),
+                }
+            } else {
+                StartFailure::NotStarted(StartError::Spawn("no such program".into()))
+            })
         };
         let cases = [
             (
@@ -142,14 +147,10 @@ mod tests {
             ),
             (
                 Step::Probe,
-                Cause::Unreachable("no answer".into()),
-                ErrorKind::ConnectFailed,
-                D::Unreachable,
-                H::Unreachable,
-            ),
-            (
-                Step::Probe,
-                Cause::Refused("a redirect".into()),
+                Cause::Unreachable {
+                    last: NoEra::Status(503),
+                    attempts: 4,
+                },
                 ErrorKind::ConnectFailed,
                 D::Unreachable,
                 H::Unreachable,

@@ -119,12 +119,11 @@ impl Link {
     }
 
     /// A failure to carry the era probe or its answer, as an answer for the core's
-    /// verdict; `why` is the error's text, which the answer borrows. Over a child, every
-    /// failure is a child that ended before answering.
-    pub(crate) fn probe_answer<'a>(&self, e: &'a TransportError, why: &'a str) -> ProbeAnswer<'a> {
+    /// verdict. Over a child, every failure is a child that ended before answering.
+    pub(crate) fn probe_answer<'a>(&self, e: &'a TransportError) -> ProbeAnswer<'a> {
         match self {
             Self::Child(_) => ProbeAnswer::Ended,
-            Self::Http(_) => http_probe_answer(e, why),
+            Self::Http(_) => http_probe_answer(e),
         }
     }
 }
@@ -147,7 +146,7 @@ impl Replies {
     }
 }
 
-fn http_probe_answer<'a>(e: &'a TransportError, why: &'a str) -> ProbeAnswer<'a> {
+fn http_probe_answer(e: &TransportError) -> ProbeAnswer<'_> {
     match e.kind() {
         ErrorKind::Status {
             status,
@@ -164,11 +163,11 @@ fn http_probe_answer<'a>(e: &'a TransportError, why: &'a str) -> ProbeAnswer<'a>
         ErrorKind::UnexpectedReply | ErrorKind::InvalidSessionId => ProbeAnswer::NotAnAnswer,
         // A redirect we refuse, a request we cannot build, a proxy that refuses us for
         // who we are (407, 403): nothing changes by retrying.
-        ErrorKind::Redirect | ErrorKind::InvalidRequest => ProbeAnswer::Unusable { why },
+        ErrorKind::Redirect | ErrorKind::InvalidRequest => ProbeAnswer::Unusable,
         ErrorKind::Connect if matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407)) => {
-            ProbeAnswer::Unusable { why }
+            ProbeAnswer::Unusable
         }
         _ if e.delivery() == Delivery::Answered => ProbeAnswer::NotAnAnswer,
-        _ => ProbeAnswer::NoAnswer { why },
+        _ => ProbeAnswer::NoAnswer,
     }
 }

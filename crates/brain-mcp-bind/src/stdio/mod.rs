@@ -30,32 +30,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::client::McpClient;
-use crate::driver::{self, Cause, Channel, DriverError, Step};
+use crate::driver::{self, Cause, Channel, DriverError, Probed, StartError, StartFailure, Step};
 use crate::link::Link;
 use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
 
 /// How long a background start (pool refill, shared child restart) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Why no child was started.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum StartError {
-    /// The host is shutting down.
-    #[error("the host is shutting down")]
-    ShuttingDown,
-    /// Crashes hold starts back past the call's deadline.
-    #[error(
-        "the server is restarting after {crashes} crash(es); the next start is after this \
-         call's deadline"
-    )]
-    Restarting {
-        /// Crashes over the server's life.
-        crashes: u64,
-    },
-    /// The program could not be started (the reasons, outermost first).
-    #[error("could not start the server: {0}")]
-    Spawn(String),
-}
 
 /// Numbers the servers of this process, so each has an era cache key of its own.
 static SERVERS: AtomicU64 = AtomicU64::new(1);
@@ -201,18 +181,17 @@ impl StdioServer {
     /// One probe on a fresh child (which becomes the shared child of a 2026-era server).
     /// A child that quits on it, or stays silent for the core's patience, speaks the
     /// handshake.
-    pub(crate) async fn probe_once(&self, deadline: Instant) -> Result<Verdict, DriverError> {
-        let child = match self.start(false, deadline).await {
-            Ok(child) => child,
-            Err(why) => return Ok(Verdict::Refused(why.to_string())),
-        };
+    pub(crate) async fn probe_once(&self, deadline: Instant) -> Result<Probed, DriverError> {
+        let child = self.start(false, deadline).await.map_err(|why| {
+            DriverError::new(Step::Probe, Cause::Start(StartFailure::NotStarted(why)))
+        })?;
         // A handshake-era child may quit on the probe: that is an answer, not a crash.
         child.expect_end(true);
         let link = Link::Child(child.clone());
         let inner = &self.inner;
-        let verdict =
+        let probed =
             driver::probe(&inner.client, &link, &inner.identity, Some(PROBE_PATIENCE)).await?;
-        if let Verdict::Speaks(era) = &verdict {
+        if let Verdict::Speaks(era) = &probed.verdict {
             let framing = Framing::for_era(*era);
             if Self::pooled(&framing) {
                 self.background_close(child);
@@ -223,7 +202,7 @@ impl StdioServer {
                 *inner.shared.lock().await = Some(child);
             }
         }
-        Ok(verdict)
+        Ok(probed)
     }
 
     /// Whether `framing`'s era runs each exchange on a child of its own from the pool (the
@@ -261,13 +240,7 @@ impl StdioServer {
             return Ok(child.clone());
         }
         let child = self.start(false, deadline).await.map_err(|why| {
-            DriverError::new(
-                Step::Handshake,
-                Cause::Start {
-                    why: why.to_string(),
-                    started: false,
-                },
-            )
+            DriverError::new(Step::Handshake, Cause::Start(StartFailure::NotStarted(why)))
         })?;
         child.share(framing);
         *shared = Some(child.clone());

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::{START_TIMEOUT, StdioServer, lock};
 use crate::client::McpClient;
-use crate::driver::{self, Cause, Channel, Cleanup, DriverError, Step};
+use crate::driver::{self, Cause, Channel, Cleanup, DriverError, StartFailure, Step};
 use crate::link::Link;
 use crate::observe;
 use brain_mcp_transport::stdio::{CLOSE_GRACE, ChildLink};
@@ -77,16 +77,11 @@ impl StdioServer {
 
     /// Starts a child and opens its session, within `deadline` when `bounded`.
     async fn open(&self, deadline: Instant, bounded: bool) -> Result<Ready, DriverError> {
-        let start = |why: super::StartError| {
-            DriverError::new(
-                Step::Handshake,
-                Cause::Start {
-                    why: why.to_string(),
-                    started: false,
-                },
-            )
-        };
-        let child = self.start(true, deadline).await.map_err(start)?;
+        let start = |failure| DriverError::new(Step::Handshake, Cause::Start(failure));
+        let child = self
+            .start(true, deadline)
+            .await
+            .map_err(|why| start(StartFailure::NotStarted(why)))?;
         // Its start, for health: a child started after a backoff that fails lengthens it.
         let started = Instant::now();
         let inner = &self.inner;
@@ -97,9 +92,6 @@ impl StdioServer {
         } else {
             Ok(opening.await)
         };
-        let handshake =
-            |why: String| DriverError::new(Step::Handshake, Cause::Start { why, started: true });
-        let none = Default::default();
         match opened {
             Ok(Ok(channel)) => {
                 let (_, framing, opened) = channel.into_parts();
@@ -110,23 +102,21 @@ impl StdioServer {
                 })
             }
             // The child ended: the reader counts that as a crash.
-            Ok(Err(e)) if matches!(e.cause, Cause::Link(_)) => Err(handshake(format!(
-                "the server ended during initialize: {}{}",
-                e.message(&none),
-                self.stderr_hint()
-            ))),
+            Ok(Err(e)) if matches!(e.cause, Cause::Link(_)) => Err(start(StartFailure::Ended {
+                during: Box::new(e),
+                stderr: self.stderr_hint(),
+            })),
             // The child is dropped (killed) with these: count them here, since its end is
             // ours, not a crash the reader would report.
             Ok(Err(e)) => {
                 self.failed(started);
-                Err(handshake(e.message(&none)))
+                Err(start(StartFailure::Handshake(Box::new(e))))
             }
             Err(_) => {
                 self.failed(started);
-                Err(handshake(format!(
-                    "the server did not answer initialize in time{}",
-                    self.stderr_hint()
-                )))
+                Err(start(StartFailure::Silent {
+                    stderr: self.stderr_hint(),
+                }))
             }
         }
     }

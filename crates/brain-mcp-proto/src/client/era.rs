@@ -86,17 +86,12 @@ pub enum ProbeAnswer<'a> {
     /// A reply that is not an answer to a request at all (`202`, a body that is not our
     /// response, an unknown content type): a server that does not know the method.
     NotAnAnswer,
-    /// No answer: the connection failed or timed out (`why` says how).
-    NoAnswer {
-        /// What went wrong, for the message if the call fails.
-        why: &'a str,
-    },
+    /// No answer: the connection failed or timed out (the driver keeps how).
+    NoAnswer,
     /// The request cannot be sent as configured, and retrying changes nothing (a redirect
-    /// refused, a request that cannot be built, a proxy that refuses us).
-    Unusable {
-        /// Why, for the message.
-        why: &'a str,
-    },
+    /// refused, a request that cannot be built, a proxy that refuses us; the driver keeps
+    /// which).
+    Unusable,
     /// A child process ended its output without answering (it refused a first message
     /// other than `initialize` and quit).
     Ended,
@@ -123,12 +118,13 @@ pub enum Verdict {
         challenge: Option<String>,
     },
     /// The request cannot reach the server as configured: the call cannot go on.
-    Refused(String),
+    Refused,
     /// The server is not ready or did not answer; try again after `retry_after` (or a
     /// backoff of the driver's), and cache nothing.
     Transient {
-        /// Why, for the message when retries run out.
-        why: String,
+        /// The status the server answered with (408, 429, 5xx); `None` when no answer
+        /// came.
+        status: Option<u16>,
         /// What the server asked for, if anything.
         retry_after: Option<Duration>,
     },
@@ -154,7 +150,7 @@ pub fn verdict(answer: ProbeAnswer<'_>) -> Verdict {
                 challenge: challenge.map(str::to_owned),
             },
             408 | 429 | 500..=599 => Verdict::Transient {
-                why: format!("the server answered {status} to server/discover"),
+                status: Some(status),
                 retry_after,
             },
             _ => rpc.map_or(Verdict::Speaks(Era::Handshake), from_rpc_error),
@@ -162,11 +158,11 @@ pub fn verdict(answer: ProbeAnswer<'_>) -> Verdict {
         ProbeAnswer::NotAnAnswer | ProbeAnswer::Ended | ProbeAnswer::Silent => {
             Verdict::Speaks(Era::Handshake)
         }
-        ProbeAnswer::NoAnswer { why } => Verdict::Transient {
-            why: why.to_owned(),
+        ProbeAnswer::NoAnswer => Verdict::Transient {
+            status: None,
             retry_after: None,
         },
-        ProbeAnswer::Unusable { why } => Verdict::Refused(why.to_owned()),
+        ProbeAnswer::Unusable => Verdict::Refused,
     }
 }
 
