@@ -28,6 +28,7 @@
 //! - [`meta`]: `_meta` keys and the 2026 request `_meta` builder.
 //! - [`headers`]: HTTP header names and the `x-mcp-header` rules.
 //! - [`text`]: bounding, escaping, redacting and repairing text a peer sent.
+//! - [`url`]: the one URL type (`http`/`https`), its two rules and reference resolution.
 //! - [`client`]: the client core: every protocol decision of a client (era, handshake,
 //!   what to do with each message of a call), with no IO.
 //!
@@ -65,5 +66,6 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod meta;
 pub mod text;
+pub mod url;
 pub mod version;
 mod wire;

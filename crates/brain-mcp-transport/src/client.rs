@@ -22,7 +22,7 @@ use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
 use crate::load::{self, Busy, Counting, Loads, PoolStats};
 use crate::observe::ExchangeLog;
-use crate::origin::{origin, resolve, same_origin};
+use crate::origin::{origin, shared, to_uri};
 use crate::proxy::{InvalidProxy, Proxies, ProxyConnector, ProxyError, Route};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
@@ -329,22 +329,30 @@ fn redirect_target(
             &format!("the server answered {status}; only 307 and 308 redirects are followed"),
         ));
     }
+    let base = shared(url);
     let target = headers
         .get(LOCATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|loc| resolve(url, loc))
-        .ok_or_else(|| redirect_error(method, url, "a redirect without a usable Location"))?;
-    if !same_origin(url, &target) {
+        .and_then(|loc| base.as_ref()?.resolve(loc))
+        .and_then(|target| Some((to_uri(&target)?, target)));
+    let Some((uri, target)) = target else {
+        return Err(redirect_error(
+            method,
+            url,
+            "a redirect without a usable Location",
+        ));
+    };
+    if !base.is_some_and(|base| base.same_origin(&target)) {
         return Err(redirect_error(
             method,
             url,
             &format!(
                 "a redirect to another origin ({}) was refused; nothing was sent there",
-                origin(&target)
+                target.origin()
             ),
         ));
     }
-    Ok(target)
+    Ok(uri)
 }
 
 /// True when hyper reports that a connection closed under a request it had (maybe)

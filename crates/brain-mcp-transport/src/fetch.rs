@@ -102,7 +102,7 @@ impl std::fmt::Debug for FetchRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FetchRequest")
             .field("method", &self.method)
-            .field("origin", &headers::origin_of(&self.url))
+            .field("origin", &crate::origin::origin(&self.url))
             .field("headers", &self.headers)
             .field("body_bytes", &self.body.as_ref().map(|(_, b)| b.len()))
             .field("limit", &self.limit)

@@ -43,18 +43,6 @@ impl fmt::Debug for BearerToken {
     }
 }
 
-/// `scheme://authority` of `url`, what `Debug` and logs show of a URL: never its path or
-/// query, which may hold keys.
-pub(crate) fn origin_of(url: &http::Uri) -> String {
-    match (url.scheme_str(), url.authority()) {
-        (Some(scheme), Some(authority)) => format!(
-            "{scheme}://{}",
-            authority.as_str().rsplit('@').next().unwrap_or_default()
-        ),
-        _ => "(relative)".to_owned(),
-    }
-}
-
 /// Writes `headers` and the bearer token into `map`. Errors name the header, never its
 /// value. A value marked sensitive, and the `Authorization` header, are marked sensitive
 /// for hyper too (kept out of its debug output and never indexed by h2's HPACK).

@@ -60,7 +60,7 @@ pub struct PostRequest {
 impl std::fmt::Debug for PostRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostRequest")
-            .field("origin", &headers::origin_of(&self.url))
+            .field("origin", &crate::origin::origin(&self.url))
             .field("body_bytes", &self.body.len())
             .field("expect", &self.expect)
             .field("headers", &self.headers)

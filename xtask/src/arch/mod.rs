@@ -21,9 +21,17 @@ const RULES: &[(&str, &[&str])] = &[
         "brain-mcp-proto",
         &["tokio", "hyper", "hyper-util", "http", "rustls", "mio"],
     ),
+    // The policy layer uses the protocol crate for its URL type only (`EndpointUrl`);
+    // proto is IO-free, so the policy layer stays free of HTTP and IO crates.
     (
         "brain-tools-core",
-        &["hyper", "hyper-util", "http", "rustls", "brain-mcp-proto"],
+        &[
+            "hyper",
+            "hyper-util",
+            "http",
+            "rustls",
+            "brain-mcp-transport",
+        ],
     ),
     (
         "brain-mcp-transport",

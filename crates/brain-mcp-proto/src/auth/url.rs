@@ -1,15 +1,20 @@
-//! The little URL handling authorization needs, without a URL library: an absolute
-//! `http(s)` URL split into origin and path, its canonical form for comparisons, and the
-//! well-known URLs built from it.
+//! The canonical views authorization compares URLs by, built on the shared
+//! [`crate::url::Url`]: a URL is read by its lenient rule (a query and fragment are
+//! allowed and dropped, since no metadata URL keeps them), then reduced to scheme,
+//! authority and path, with the well-known URLs built from them.
+
+use core::fmt;
 
 use super::reach::{AddrClass, host_class};
+use crate::url::{self, Url};
 
-/// An absolute `http` or `https` URL, split.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An absolute `http` or `https` URL as authorization compares it: scheme, authority and
+/// path, canonical. `Debug` shows the origin only.
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpUrl {
-    /// `http` or `https`, lower case.
-    scheme: String,
-    /// Host and port as written, host lower case, a default port removed.
+    /// `https` (else `http`).
+    https: bool,
+    /// Host, lower case (an IPv6 literal in brackets), and the port unless the scheme's.
     authority: String,
     /// The path, without a trailing `/` (empty for the root).
     path: String,
@@ -19,7 +24,7 @@ pub struct HttpUrl {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UrlError {
-    /// Not `http://` or `https://` followed by a host.
+    /// Not `http://` or `https://` followed by a host (and a valid port, if any).
     #[error("is not an absolute http or https URL")]
     NotHttp,
     /// User information (`user:password@`) is never accepted in these URLs.
@@ -34,40 +39,49 @@ pub enum UrlError {
     Insecure,
 }
 
+impl From<url::UrlError> for UrlError {
+    fn from(e: url::UrlError) -> Self {
+        match e {
+            url::UrlError::Credentials => Self::UserInfo,
+            _ => Self::NotHttp,
+        }
+    }
+}
+
 impl HttpUrl {
-    /// Splits `url`; a query and fragment are dropped (no metadata URL keeps them).
+    /// Reads `url` by the shared lenient rule; a query and fragment are dropped (no
+    /// metadata URL keeps them).
     pub fn parse(url: &str) -> Result<Self, UrlError> {
-        let (scheme, rest) = url.split_once("://").ok_or(UrlError::NotHttp)?;
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "https" => ":443",
-            "http" => ":80",
-            _ => return Err(UrlError::NotHttp),
+        Ok(Self::from_url(&Url::parse_lenient(url)?))
+    }
+
+    /// The canonical view of a URL read by either rule.
+    pub fn from_url(url: &Url) -> Self {
+        let host = url.host();
+        let mut authority = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
         };
-        let rest = rest.split(['?', '#']).next().unwrap_or_default();
-        let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
-        if authority.is_empty() {
-            return Err(UrlError::NotHttp);
+        if !url.is_default_port() {
+            authority.push(':');
+            authority.push_str(itoa::Buffer::new().format(url.port()));
         }
-        if authority.contains('@') {
-            return Err(UrlError::UserInfo);
-        }
-        let mut authority = authority.to_ascii_lowercase();
-        if authority.ends_with(default_port) {
-            authority.truncate(authority.len() - default_port.len());
-        }
-        Ok(Self {
-            scheme,
+        Self {
+            https: url.is_https(),
             authority,
-            path: path.trim_end_matches('/').to_owned(),
-        })
+            path: url.path().trim_end_matches('/').to_owned(),
+        }
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.https { "https" } else { "http" }
     }
 
     /// `scheme://authority`.
     pub fn origin(&self) -> String {
-        format!("{}://{}", self.scheme, self.authority)
+        format!("{}://{}", self.scheme(), self.authority)
     }
-
     /// The path without a trailing `/`; empty for the root.
     pub fn path(&self) -> &str {
         &self.path
@@ -99,7 +113,7 @@ impl HttpUrl {
     /// Whether `self` is `other` or lies under it: the same origin, and `other`'s path
     /// a prefix of ours ending at a segment boundary.
     pub fn is_within(&self, other: &Self) -> bool {
-        self.scheme == other.scheme
+        self.https == other.https
             && self.authority == other.authority
             && (self.path == other.path
                 || other.path.is_empty()
@@ -126,7 +140,7 @@ pub fn check_endpoint(url: &str, server: &HttpUrl) -> Result<HttpUrl, UrlError> 
     }
     let parsed = HttpUrl::parse(url)?;
     let local = parsed.is_loopback() && server.is_loopback();
-    if parsed.scheme == "https" || local || parsed.origin() == server.origin() {
+    if parsed.https || local || parsed.origin() == server.origin() {
         Ok(parsed)
     } else {
         Err(UrlError::Insecure)
@@ -140,8 +154,15 @@ pub fn same_issuer(a: &str, b: &str) -> bool {
     matches!((HttpUrl::parse(a), HttpUrl::parse(b)), (Ok(a), Ok(b)) if a == b)
 }
 
+impl fmt::Debug for HttpUrl {
+    /// Shows the origin only: the path may hold keys.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("HttpUrl").field(&self.origin()).finish()
+    }
+}
+
 impl HttpUrl {
-    /// The host as written, without port (an IPv6 literal keeps its brackets).
+    /// The host, lower case, without port (an IPv6 literal keeps its brackets).
     pub fn host(&self) -> &str {
         match self.authority.strip_prefix('[') {
             Some(v6) => v6
@@ -268,5 +289,68 @@ mod tests {
         assert!(!p("https://h/a").is_within(&p("https://h/a/mcp")));
         assert!(!p("https://h:8443/a").is_within(&p("https://h/a")));
         assert!(!p("http://h/a").is_within(&p("https://h/a")));
+    }
+    /// The split this type did before it was built on the shared URL type, kept to show
+    /// the shared rule yields the same canonical forms: `(origin, path)`.
+    fn former_split(url: &str) -> Option<(String, String)> {
+        let (scheme, rest) = url.split_once("://")?;
+        let scheme = scheme.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "https" => ":443",
+            "http" => ":80",
+            _ => return None,
+        };
+        let rest = rest.split(['?', '#']).next().unwrap_or_default();
+        let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+        if authority.is_empty() || authority.contains('@') {
+            return None;
+        }
+        let mut authority = authority.to_ascii_lowercase();
+        if authority.ends_with(default_port) {
+            authority.truncate(authority.len() - default_port.len());
+        }
+        Some((
+            format!("{scheme}://{authority}"),
+            path.trim_end_matches('/').to_owned(),
+        ))
+    }
+
+    #[test]
+    fn the_shared_type_gives_the_forms_computed_before() {
+        for url in [
+            "https://example.com/mcp",
+            "HTTPS://MCP.Example.com:443/Public/MCP/?x=1",
+            "http://127.0.0.1:8080/mcp/",
+            "http://[::1]:3000/mcp?x=1",
+            "http://[::1]:80/",
+            "http://h:443/a//",
+            "https://h:80",
+            "http://mcp_server.internal:80/a/b?k=v&x=%2F",
+            "https://h/p?q=a:b@c/d?e",
+            "https://xn--bcher-kva.example/mcp",
+        ] {
+            let endpoint = Url::parse(url).unwrap();
+            let (origin, path) = former_split(url).unwrap();
+            for parsed in [HttpUrl::from_url(&endpoint), HttpUrl::parse(url).unwrap()] {
+                assert_eq!(parsed.origin(), origin, "{url}");
+                assert_eq!(parsed.path(), path, "{url}");
+                assert_eq!(parsed.canonical(), format!("{origin}{path}"), "{url}");
+            }
+        }
+    }
+
+    #[test]
+    fn debug_shows_the_origin_only() {
+        let u = HttpUrl::parse("https://h.example/t/s3cret?k=1").unwrap();
+        assert_eq!(format!("{u:?}"), "HttpUrl(\"https://h.example\")");
+    }
+
+    #[test]
+    fn peer_urls_are_still_read_leniently() {
+        // The lenient rule: characters the endpoint rule refuses are the use's to judge.
+        let u = HttpUrl::parse("https://Auth.example/a b/#frag").unwrap();
+        assert_eq!(u.canonical(), "https://auth.example/a b");
+        // A port must be a port now (it was taken as text).
+        assert_eq!(HttpUrl::parse("https://h:x/"), Err(UrlError::NotHttp));
     }
 }
