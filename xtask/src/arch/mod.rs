@@ -60,6 +60,9 @@ const SOURCE_RULES: &[(&str, &[&str])] = &[
         ],
     ),
     ("crates/brain-mcp-bind/src", PROTOCOL_DECISIONS),
+    // A server's health is its `ServerState`'s, kept in `servers.rs`: bind keeps none
+    // of its own.
+    ("crates/brain-mcp-bind/src", &["Health::"]),
     ("crates/brain-mcp-transport/src", PROTOCOL_DECISIONS),
 ];
 

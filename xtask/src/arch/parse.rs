@@ -11,11 +11,27 @@ pub(crate) type Named = (Vec<String>, Option<String>);
 /// so its re-exports are followed, not counted as its own imports.
 const RE_EXPORTS: [&str; 3] = ["pub use ", "pub(crate) use ", "pub(super) use "];
 
-/// The code of a file without its test module (`#[cfg(test)] mod NAME { … }`, which
-/// stands last) and without comment lines. A `#[cfg(test)] mod tests;` declaration is
-/// skipped, and the code after it kept.
+/// The code of a file without its inline test modules (`#[cfg(test)] mod NAME { … }`,
+/// their braces matched, so code after one is still read) and without comment lines. A
+/// `#[cfg(test)] mod tests;` declaration is skipped, and the code after it kept.
 pub(crate) fn code_of(text: &str) -> String {
-    let mut code = text;
+    let mut code = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = inline_test_module(rest) {
+        code.push_str(&rest[..at]);
+        // The module's body, its braces matched: code after it is still read.
+        let open = at + rest[at..].find('{').unwrap_or(rest.len() - at);
+        rest = &rest[block_end(rest, open)..];
+    }
+    code.push_str(rest);
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where the first `#[cfg(test)]` that opens an inline module (`mod name {`) starts.
+fn inline_test_module(code: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = code[from..].find("#[cfg(test)]") {
         let start = from + at;
@@ -28,15 +44,65 @@ pub(crate) fn code_of(text: &str) -> String {
             rest[name_end..].trim_start().starts_with('{')
         });
         if inline {
-            code = &code[..start];
-            break;
+            return Some(start);
         }
         from = start + 1;
     }
-    code.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    None
+}
+
+/// The index just past the block whose `{` is at `open`, braces inside string and char
+/// literals and comments not counted; the end of `code` if it never closes.
+fn block_end(code: &str, open: usize) -> usize {
+    let bytes = code.as_bytes();
+    let (mut depth, mut i) = (0usize, open);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i += code[i..].find('\n').unwrap_or(code.len() - i);
+                continue;
+            }
+            b'r' if matches!(bytes.get(i + 1), Some(b'"' | b'#'))
+                && !bytes[..i]
+                    .last()
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') =>
+            {
+                let hashes = bytes[i + 1..].iter().take_while(|b| **b == b'#').count();
+                if bytes.get(i + 1 + hashes) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let body = i + 2 + hashes;
+                    i = code[body..]
+                        .find(&close)
+                        .map_or(code.len(), |at| body + at + close.len());
+                    continue;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // A char literal ('{', '\''), not a lifetime ('a).
+            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\\') => {
+                i += 3;
+                while i < bytes.len() && bytes[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
 }
 
 /// `code` without its re-export statements.
@@ -243,4 +309,18 @@ pub(crate) fn names_word(code: &str, name: &str) -> bool {
         !code[..at].chars().next_back().is_some_and(ident)
             && !code[at + name.len()..].chars().next().is_some_and(ident)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_after_an_inline_test_module_is_still_read() {
+        let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    const S: &str = \"}\";\n    const C: char = '}';\n    const E: char = '\\'';\n    const R: &str = r#\"}\"#;\n    // }\n    fn t() { let _ = Era::Handshake; }\n}\nfn after() { Health::new(); }\n";
+        let code = code_of(text);
+        assert!(code.contains("fn a()"), "{code}");
+        assert!(!code.contains("Era::Handshake"), "{code}");
+        assert!(code.contains("Health::new"), "{code}");
+    }
 }
