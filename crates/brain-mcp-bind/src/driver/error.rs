@@ -7,7 +7,9 @@ use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets, cut};
 use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
 
+use crate::auth::AuthFailure;
 use crate::convert::ConvertError;
+use crate::link::LinkError;
 use crate::observe::Failure;
 
 /// Which step of the work with a server failed: the core's stages.
@@ -18,6 +20,9 @@ pub(crate) use brain_mcp_proto::client::Stage as Step;
 pub(crate) enum Cause {
     /// The link failed; it says whether the message may have reached the server.
     Link(TransportError),
+    /// No token could be had for the server (or it refused every one it was given):
+    /// nothing was sent that the server acted on.
+    Authorization(AuthFailure),
     /// The core's verdict on what the server answered.
     Core(CallError),
     /// The era probe got no definite answer in time (retried as the core allows).
@@ -79,12 +84,19 @@ impl DriverError {
 
     /// A link failure at `step`, unless the server answered with an error status and the
     /// core, given the status, its JSON-RPC error and its challenge, decides what it
-    /// means (`decide`: `Call::handle_status`, `Exchange::handle_status`).
+    /// means (`decide`: `Call::handle_status`, `Exchange::handle_status`). A request that
+    /// could not be authorized is [`Cause::Authorization`].
     pub(crate) fn from_link(
         step: Step,
-        e: TransportError,
+        e: impl Into<LinkError>,
         decide: impl FnOnce(u16, Option<RpcError>, Option<&str>) -> Option<CallError>,
     ) -> Self {
+        let e = match e.into() {
+            LinkError::Transport(e) => e,
+            LinkError::Authorization(failure) => {
+                return Self::new(step, Cause::Authorization(failure));
+            }
+        };
         if let TransportKind::Status {
             status,
             rpc,
@@ -105,7 +117,9 @@ impl DriverError {
     pub(crate) fn delivery(&self) -> Delivery {
         match &self.cause {
             Cause::Link(e) => e.delivery(),
-            Cause::Unreachable(_) | Cause::Refused(_) => Delivery::NotSent,
+            Cause::Authorization(_) | Cause::Unreachable(_) | Cause::Refused(_) => {
+                Delivery::NotSent
+            }
             Cause::Start { started, .. } if !started => Delivery::NotSent,
             Cause::Core(_) | Cause::Start { .. } | Cause::Content(_) => Delivery::Answered,
         }
@@ -148,8 +162,9 @@ impl DriverError {
     /// Whose fault the failure is: the one sorting every report derives from.
     pub(crate) fn blame(&self) -> Blame {
         match &self.cause {
-            Cause::Link(e) if *e.kind() == TransportKind::Authorization => Blame::Credentials,
-            Cause::Core(CallError::Unauthorized { .. }) => Blame::Credentials,
+            Cause::Authorization(_) | Cause::Core(CallError::Unauthorized { .. }) => {
+                Blame::Credentials
+            }
             Cause::Unreachable(_) | Cause::Refused(_) | Cause::Start { started: false, .. } => {
                 Blame::Unreachable
             }
@@ -201,6 +216,7 @@ impl DriverError {
         let call = self.step == Step::Call;
         match &self.cause {
             Cause::Link(e) => safe(&e.to_string()),
+            Cause::Authorization(failure) => safe(&failure.to_string()),
             Cause::Core(CallError::Rpc { error, .. }) if self.step == Step::Handshake => {
                 format!(
                     "the server refused the handshake: {}",

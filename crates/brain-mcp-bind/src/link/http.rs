@@ -11,7 +11,7 @@ use brain_mcp_transport::{
 };
 use tracing::Instrument;
 
-use super::Ended;
+use super::{Ended, LinkError};
 use crate::auth::{AuthFailure, Authorizer, Reach};
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
 
@@ -134,11 +134,11 @@ impl HttpLink {
         &self,
         out: Outgoing,
         budget: usize,
-    ) -> Result<ReplyStream, TransportError> {
+    ) -> Result<ReplyStream, LinkError> {
         let Some(auth) = &self.target.auth else {
-            return self
+            return Ok(self
                 .request_once(out, budget, self.target.bearer.clone())
-                .await;
+                .await?);
         };
         // Boxed: the authorization flow's state stays out of the futures of calls that
         // need none.
@@ -151,10 +151,10 @@ impl HttpLink {
         auth: &Authorizer,
         out: Outgoing,
         budget: usize,
-    ) -> Result<ReplyStream, TransportError> {
+    ) -> Result<ReplyStream, LinkError> {
         let refused = |failure: AuthFailure| {
             crate::auth::no_token(&self.target.key, &failure);
-            TransportError::unauthorized(failure.to_string())
+            LinkError::Authorization(failure)
         };
         let server = HttpUrl::parse(&self.target.key).map_err(|_| {
             refused(AuthFailure::config(
@@ -171,7 +171,7 @@ impl HttpLink {
                 Ok(_) => None,
             };
             let Some((status, challenge)) = refusal else {
-                return result;
+                return Ok(result?);
             };
             let read = challenge.as_deref().and_then(auth::bearer);
             let step_up = match rounds.after(status, read.as_ref(), auth.scope().as_deref()) {
@@ -182,7 +182,7 @@ impl HttpLink {
                         "authorization: {why} ({status})"
                     ))));
                 }
-                _ => return result,
+                _ => return Ok(result?),
             };
             let token = auth
                 .authorize(&reach, &server, read.as_ref(), bearer.as_ref(), step_up)

@@ -7,8 +7,10 @@
 //!   [`ChildLink`]), serving one session or, in the 2026 era, every call at once.
 //!
 //! Either way a failure is the transport's [`TransportError`], which says whether the
-//! message may have reached the server.
+//! message may have reached the server; a request can also fail for want of a token
+//! ([`LinkError::Authorization`], the binding's own: nothing was sent).
 
+mod error;
 mod http;
 
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use brain_mcp_proto::client::{Carrier, Framing, Outgoing};
 use brain_mcp_transport::stdio::{ChildLink, Inbox};
 use brain_mcp_transport::{Delivery, ErrorKind, Received, ReplyStream, Secrets, TransportError};
 
+pub(crate) use error::LinkError;
 pub(crate) use http::HttpLink;
 
 use crate::observe::{self, Peer};
@@ -75,15 +78,12 @@ impl Link {
     }
 
     /// Sends request `out` and returns its replies; the response may take `budget` bytes,
-    /// every other message the transport's per-message limit.
-    pub(crate) async fn request(
-        &self,
-        out: Outgoing,
-        budget: usize,
-    ) -> Result<Replies, TransportError> {
+    /// every other message the transport's per-message limit. Over HTTP, a server that
+    /// wants a token and cannot have one fails it as [`LinkError::Authorization`].
+    pub(crate) async fn request(&self, out: Outgoing, budget: usize) -> Result<Replies, LinkError> {
         match self {
             Self::Http(http) => http.request(out, budget).await.map(Replies::Http),
-            Self::Child(child) => child.request(out, budget).await.map(Replies::Child),
+            Self::Child(child) => Ok(Replies::Child(child.request(out, budget).await?)),
         }
     }
 
