@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use brain_mcp_proto::auth::token::{self, Grant, Token};
 use brain_mcp_proto::auth::{AuthError, Authority, BearerChallenge, HttpUrl, Search, Step};
 use brain_mcp_proto::client::Header;
-use brain_mcp_transport::{ErrorKind, FetchRequest, Fetched, Secrets, TransportError};
+use brain_mcp_transport::{FetchRequest, Fetched, Secrets, TransportError};
 use bytes::Bytes;
 use http::Uri;
 use tracing::Instrument;
@@ -38,7 +38,7 @@ pub(crate) async fn find(
             Step::Fetch(url) => {
                 let answer = match get(net, &url).await {
                     Ok(answer) => Some(answer),
-                    Err(Unfetched::Failed(e)) if *e.kind() == ErrorKind::Destination => {
+                    Err(Unfetched::Failed(e)) if e.is_destination() => {
                         refused.get_or_insert_with(|| e.to_string());
                         None
                     }
@@ -79,7 +79,7 @@ impl Unfetched {
     fn outcome(&self) -> &'static str {
         match self {
             Self::NotAUrl => "authorization",
-            Self::Failed(e) => e.kind().as_str(),
+            Self::Failed(e) => e.kind_name(),
         }
     }
 }
@@ -153,9 +153,9 @@ pub(crate) async fn token(
     let answer = match net.http.fetch(req).instrument(span.clone()).await {
         Ok(answer) => answer,
         Err(e) => {
-            observe::token_done(&span, grant_name, None, e.kind().as_str(), started);
+            observe::token_done(&span, grant_name, None, e.kind_name(), started);
             let message = format!("authorization: token request: {e}");
-            return Err(if *e.kind() == ErrorKind::Destination {
+            return Err(if e.is_destination() {
                 AuthFailure::config(message)
             } else {
                 AuthFailure::server(message)

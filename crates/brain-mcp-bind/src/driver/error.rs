@@ -4,7 +4,7 @@
 
 use brain_mcp_proto::client::{CallError, RpcError};
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets, cut};
-use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
+use brain_mcp_transport::{Delivery, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
 
 use crate::auth::AuthFailure;
@@ -97,15 +97,9 @@ impl DriverError {
                 return Self::new(step, Cause::Authorization(failure));
             }
         };
-        if let TransportKind::Status {
-            status,
-            rpc,
-            www_authenticate,
-            ..
-        } = e.kind()
-        {
+        if let Some(status) = e.status() {
             let status = status.as_u16();
-            if let Some(decided) = decide(status, rpc.clone(), www_authenticate.as_deref()) {
+            if let Some(decided) = decide(status, e.rpc_error().cloned(), e.www_authenticate()) {
                 return Self::answered(step, decided, status);
             }
         }
@@ -130,10 +124,7 @@ impl DriverError {
     pub(crate) fn unreachable(&self) -> bool {
         match &self.cause {
             Cause::Unreachable(_) => true,
-            Cause::Link(e) => {
-                e.delivery() == Delivery::NotSent
-                    && matches!(e.kind(), TransportKind::Connect | TransportKind::Tls)
-            }
+            Cause::Link(e) => e.delivery() == Delivery::NotSent && (e.is_connect() || e.is_tls()),
             _ => false,
         }
     }
@@ -168,18 +159,12 @@ impl DriverError {
             Cause::Unreachable(_) | Cause::Refused(_) | Cause::Start { started: false, .. } => {
                 Blame::Unreachable
             }
-            Cause::Link(e) => match e.kind() {
-                TransportKind::BodyTooLarge { .. } => Blame::Server,
-                TransportKind::Connect
-                | TransportKind::Tls
-                | TransportKind::Io
-                | TransportKind::StreamEnded
-                | TransportKind::Timeout => Blame::Unreachable,
-                // Nothing sent (a request that cannot be built, a refused destination);
-                // a redirect the client will not follow is the server's answer.
-                _ if e.delivery() == Delivery::NotSent => Blame::Unreachable,
-                _ => Blame::Server,
-            },
+            Cause::Link(e) if e.is_body_too_large() => Blame::Server,
+            Cause::Link(e) if no_answer(e) => Blame::Unreachable,
+            // Nothing sent (a request that cannot be built, a refused destination);
+            // a redirect the client will not follow is the server's answer.
+            Cause::Link(e) if e.delivery() == Delivery::NotSent => Blame::Unreachable,
+            Cause::Link(_) => Blame::Server,
             Cause::Core(_) | Cause::Start { .. } | Cause::Content(_) => Blame::Server,
         }
     }
@@ -198,9 +183,7 @@ impl DriverError {
             Blame::Unreachable => ErrorKind::ConnectFailed,
             Blame::Server if !at_call => ErrorKind::HandshakeFailed,
             Blame::Server => match &self.cause {
-                Cause::Link(e) if matches!(e.kind(), TransportKind::BodyTooLarge { .. }) => {
-                    ErrorKind::OutputTooLarge
-                }
+                Cause::Link(e) if e.is_body_too_large() => ErrorKind::OutputTooLarge,
                 Cause::Core(CallError::Rpc { .. } | CallError::TaskRequired) => ErrorKind::RpcError,
                 Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
                 Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
@@ -266,12 +249,10 @@ impl DriverError {
                 Failure::rpc(error.code, &error.message)
             }
             (_, Some(status)) => Failure::status(status),
-            (Cause::Link(e), None) => match e.kind() {
-                TransportKind::Status { rpc: Some(rpc), .. } => {
-                    Failure::rpc(rpc.code, &rpc.message)
-                }
-                TransportKind::Status { status, .. } => Failure::status(status.as_u16()),
-                _ => Failure::of(self.kind().as_str()),
+            (Cause::Link(e), None) => match (e.rpc_error(), e.status()) {
+                (Some(rpc), _) => Failure::rpc(rpc.code, &rpc.message),
+                (None, Some(status)) => Failure::status(status.as_u16()),
+                (None, None) => Failure::of(self.kind().as_str()),
             },
             _ => Failure::of(self.kind().as_str()),
         }
@@ -281,6 +262,12 @@ impl DriverError {
     pub(crate) fn step_name(&self) -> String {
         self.step.to_string()
     }
+}
+
+/// Whether the transport got no definite answer: no connection, no TLS, a connection
+/// that broke, a stream that ended early, a deadline that passed.
+fn no_answer(e: &TransportError) -> bool {
+    e.is_connect() || e.is_tls() || e.is_io() || e.is_stream_ended() || e.is_timeout()
 }
 
 /// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the

@@ -8,8 +8,6 @@ use brain_mcp_proto::client::listing::{Exchange, Step as Read};
 use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing, busy};
 use serde_json::value::RawValue;
 
-use brain_mcp_transport::{ErrorKind, TransportError};
-
 use super::error::{Cause, DriverError, Step};
 use crate::link::{Link, LinkError};
 use crate::observe::Operation;
@@ -72,14 +70,10 @@ async fn exchange(
             Ok(replies) => break replies,
             Err(e) => {
                 // A busy server's Retry-After, for a request safe to send again.
-                let wait = match e.transport().map(TransportError::kind) {
-                    Some(ErrorKind::Status {
-                        status,
-                        retry_after,
-                        ..
-                    }) => busy::retry_wait(status.as_u16(), *retry_after, idempotent, resends),
-                    _ => None,
-                };
+                let wait = e.transport().and_then(|t| {
+                    let status = t.status()?.as_u16();
+                    busy::retry_wait(status, t.retry_after(), idempotent, resends)
+                });
                 let Some(wait) = wait else {
                     return Err(failed(e));
                 };

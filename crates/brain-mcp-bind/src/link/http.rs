@@ -6,9 +6,7 @@ use std::time::Duration;
 use brain_mcp_proto::auth::retry::{Refusal, Rounds};
 use brain_mcp_proto::auth::{self, HttpUrl};
 use brain_mcp_proto::client::{Framing, Outgoing, handshake};
-use brain_mcp_transport::{
-    BearerToken, ErrorKind, PostReply, PostRequest, ReplyStream, TransportError,
-};
+use brain_mcp_transport::{BearerToken, PostReply, PostRequest, ReplyStream, TransportError};
 use tracing::Instrument;
 
 use super::{Ended, LinkError};
@@ -254,14 +252,6 @@ impl HttpLink {
 
 /// The status and challenge of a refusal for want of authorization (401, 403).
 fn refusal(e: &TransportError) -> Option<(u16, Option<String>)> {
-    match e.kind() {
-        ErrorKind::Status {
-            status,
-            www_authenticate,
-            ..
-        } if matches!(status.as_u16(), 401 | 403) => {
-            Some((status.as_u16(), www_authenticate.clone()))
-        }
-        _ => None,
-    }
+    let status = e.status()?.as_u16();
+    matches!(status, 401 | 403).then(|| (status, e.www_authenticate().map(str::to_owned)))
 }

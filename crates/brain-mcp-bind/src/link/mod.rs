@@ -18,7 +18,7 @@ use std::sync::Arc;
 use brain_mcp_proto::client::era::ProbeAnswer;
 use brain_mcp_proto::client::{Carrier, Framing, Outgoing};
 use brain_mcp_transport::stdio::{ChildLink, Inbox};
-use brain_mcp_transport::{Delivery, ErrorKind, Received, ReplyStream, Secrets, TransportError};
+use brain_mcp_transport::{Delivery, Received, ReplyStream, Secrets, TransportError};
 
 pub(crate) use error::LinkError;
 pub(crate) use http::HttpLink;
@@ -148,27 +148,26 @@ impl Replies {
 }
 
 fn http_probe_answer<'a>(e: &'a TransportError, why: &'a str) -> ProbeAnswer<'a> {
-    match e.kind() {
-        ErrorKind::Status {
-            status,
-            rpc,
-            www_authenticate,
-            retry_after,
-        } => ProbeAnswer::Status {
+    if let Some(status) = e.status() {
+        return ProbeAnswer::Status {
             status: status.as_u16(),
-            rpc: rpc.as_ref(),
-            challenge: www_authenticate.as_deref(),
-            retry_after: *retry_after,
-        },
+            rpc: e.rpc_error(),
+            challenge: e.www_authenticate(),
+            retry_after: e.retry_after(),
+        };
+    }
+    let refused_by_proxy =
+        e.is_connect() && matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407));
+    if e.is_unexpected_reply() || e.is_invalid_session_id() {
         // A reply that is no answer at all: a server that does not know the method.
-        ErrorKind::UnexpectedReply | ErrorKind::InvalidSessionId => ProbeAnswer::NotAnAnswer,
+        ProbeAnswer::NotAnAnswer
+    } else if e.is_redirect() || e.is_invalid_request() || refused_by_proxy {
         // A redirect we refuse, a request we cannot build, a proxy that refuses us for
         // who we are (407, 403): nothing changes by retrying.
-        ErrorKind::Redirect | ErrorKind::InvalidRequest => ProbeAnswer::Unusable { why },
-        ErrorKind::Connect if matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407)) => {
-            ProbeAnswer::Unusable { why }
-        }
-        _ if e.delivery() == Delivery::Answered => ProbeAnswer::NotAnAnswer,
-        _ => ProbeAnswer::NoAnswer { why },
+        ProbeAnswer::Unusable { why }
+    } else if e.delivery() == Delivery::Answered {
+        ProbeAnswer::NotAnAnswer
+    } else {
+        ProbeAnswer::NoAnswer { why }
     }
 }
