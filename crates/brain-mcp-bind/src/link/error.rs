@@ -31,21 +31,3 @@ impl From<TransportError> for LinkError {
         Self::Transport(e)
     }
 }
-
-impl std::fmt::Display for LinkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Transport(e) => e.fmt(f),
-            Self::Authorization(failure) => failure.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for LinkError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Transport(e) => Some(e),
-            Self::Authorization(failure) => Some(failure),
-        }
-    }
-}
