@@ -255,7 +255,7 @@ impl HttpClient {
                         continue;
                     }
                     let err = classify(err, &out.method, &url);
-                    log.end(err.kind().as_str());
+                    log.end(err.kind_name());
                     return Err(err);
                 }
             };

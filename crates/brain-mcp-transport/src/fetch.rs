@@ -175,7 +175,7 @@ impl HttpClient {
                 match self.checked(destinations, &req.url, &at).await {
                     Ok(checked) => Some(checked),
                     Err(e) => {
-                        log.end(e.kind().as_str());
+                        log.end(e.kind_name());
                         return Err(e);
                     }
                 }
@@ -248,7 +248,7 @@ impl HttpClient {
             }
             Err(err) => {
                 let err = classify(err, &out.method, &out.url);
-                log.end(err.kind().as_str());
+                log.end(err.kind_name());
                 Err(err)
             }
         }
@@ -285,7 +285,7 @@ mod tests {
             format!("http://[::ffff:127.0.0.1]:{port}/token"),
         ] {
             let err = http.fetch(get(&url, Some(public))).await.unwrap_err();
-            assert_eq!(*err.kind(), ErrorKind::Destination, "{url}: {err}");
+            assert!(err.is_destination(), "{url}: {err}");
             assert_eq!(err.delivery(), Delivery::NotSent, "{url}");
             assert!(err.to_string().contains("loopback"), "{err}");
         }
@@ -322,7 +322,7 @@ mod tests {
         let private = Some(Destinations::new(AddrClass::Private, true));
         let url = format!("http://127.0.0.1:{port}/x");
         let err = http.fetch(get(&url, private)).await.unwrap_err();
-        assert_eq!(*err.kind(), ErrorKind::Destination);
+        assert!(err.is_destination());
         assert_eq!(accepted.load(Ordering::SeqCst), 0);
     }
 

@@ -27,7 +27,8 @@
 //!   definite answer arrived (broken connection, a stream ending early, a body over
 //!   budget). Only requests without side effects may be repeated.
 //! - [`Delivery::Answered`]: the server answered, with an error status or a reply the
-//!   transport rejects; [`ErrorKind`] says which.
+//!   transport rejects; its questions ([`TransportError::is_status`],
+//!   [`TransportError::is_unexpected_reply`], ...) say which.
 //!
 //! A request marked [`PostRequest::idempotent`] is resent once, on a fresh connection,
 //! when a pooled connection turns out to have been closed by the server under it.
@@ -37,7 +38,8 @@
 //!
 //! Each exchange has a byte budget ([`PostRequest::budget`]) that every body read
 //! counts against, including error bodies and resumed streams, and SSE events are also
-//! capped one by one. Going over fails at once with [`ErrorKind::BodyTooLarge`] and the
+//! capped one by one. Going over fails at once with an error that answers
+//! [`TransportError::is_body_too_large`] (and names the limit) and the
 //! connection is dropped, not pooled.
 //!
 //! # Cancellation and drop safety
@@ -77,7 +79,7 @@ pub use brain_mcp_proto::text::Secrets;
 pub use client::{BACKGROUND_GRID, BuildError, HttpClient};
 pub use coarse::{CoarseTimer, Timeout};
 pub use config::ClientConfig;
-pub use error::{Delivery, ErrorKind, MESSAGE_LIMIT, TransportError};
+pub use error::{Delivery, MESSAGE_LIMIT, TransportError};
 pub use fetch::{FetchRequest, Fetched};
 pub use headers::BearerToken;
 pub use load::PoolStats;

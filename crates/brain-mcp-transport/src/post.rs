@@ -168,7 +168,7 @@ impl HttpClient {
             return Err(error);
         }
         let session_id = headers::session_id_of(resp.headers()).inspect_err(|e| {
-            log.end(e.kind().as_str());
+            log.end(e.kind_name());
         })?;
         let Expect::Response(id) = req.expect else {
             // A body on an accepted message means nothing. It is drained briefly so the

@@ -4,7 +4,7 @@
 //! A fetch that carries [`Destinations`] and goes directly (no proxy) is sent like this:
 //! 1. the host is resolved with the client's resolver (`localhost` names are loopback,
 //!    an IP literal is itself), and every address the rule refuses is dropped; when none
-//!    is left the fetch fails with [`ErrorKind::Destination`] and nothing is sent;
+//!    is left the fetch fails with an error that answers `is_destination` and nothing is sent;
 //! 2. the request goes over a connection opened for it alone (HTTP/1.1 or h2, as ALPN
 //!    picks), to exactly the addresses kept, and closed after the answer.
 //!

@@ -173,7 +173,7 @@ impl State {
                 // Dropping the body discards the connection.
                 self.body = None;
                 self.busy = None;
-                self.log.end(e.kind().as_str());
+                self.log.end(e.kind_name());
                 return Some(Err(e.finished(self.log.secrets())));
             }
         }

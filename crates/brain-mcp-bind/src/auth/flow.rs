@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use brain_mcp_proto::auth::token::{self, Grant, Token};
 use brain_mcp_proto::auth::{AuthError, Authority, BearerChallenge, HttpUrl, Search, Step};
 use brain_mcp_proto::client::Header;
-use brain_mcp_transport::{ErrorKind, FetchRequest, Fetched, Secrets, TransportError};
+use brain_mcp_transport::{FetchRequest, Fetched, Secrets, TransportError};
 use bytes::Bytes;
 use http::Uri;
 use tracing::Instrument;
@@ -38,7 +38,7 @@ pub(crate) async fn find(
             Step::Fetch(url) => {
                 let answer = match get(net, &url).await {
                     Ok(answer) => Some(answer),
-                    Err(e) if *e.kind() == ErrorKind::Destination => {
+                    Err(Unfetched::Failed(e)) if e.is_destination() => {
                         refused.get_or_insert_with(|| e.to_string());
                         None
                     }
@@ -66,28 +66,44 @@ pub(crate) async fn find(
     }
 }
 
+/// Why a metadata document was not had.
+enum Unfetched {
+    /// The search named a URL that is not one: nothing was sent.
+    NotAUrl,
+    /// The fetch failed.
+    Failed(TransportError),
+}
+
+impl Unfetched {
+    /// The outcome its log line gives (a URL that is none was always `authorization`).
+    fn outcome(&self) -> &'static str {
+        match self {
+            Self::NotAUrl => "authorization",
+            Self::Failed(e) => e.kind_name(),
+        }
+    }
+}
+
 /// A GET of a metadata document, within the server's destination rule, in its span.
-async fn get(net: &Net<'_>, url: &str) -> Result<Fetched, TransportError> {
+async fn get(net: &Net<'_>, url: &str) -> Result<Fetched, Unfetched> {
     let started = Instant::now();
     let span = observe::metadata_span(url);
     let result = fetch_document(net, url).instrument(span.clone()).await;
     let (status, outcome) = match &result {
         Ok(answer) if answer.status == 200 => (Some(answer.status), "ok"),
         Ok(answer) => (Some(answer.status), "status"),
-        Err(e) => (None, e.kind().as_str()),
+        Err(e) => (None, e.outcome()),
     };
     observe::metadata_done(&span, status, outcome, started);
     result
 }
 
-async fn fetch_document(net: &Net<'_>, url: &str) -> Result<Fetched, TransportError> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|_| TransportError::unauthorized("authorization metadata: not a URL"))?;
+async fn fetch_document(net: &Net<'_>, url: &str) -> Result<Fetched, Unfetched> {
+    let uri: Uri = url.parse().map_err(|_| Unfetched::NotAUrl)?;
     let mut req = FetchRequest::get(uri, STEP_DEADLINE);
     req.limit = DOCUMENT_LIMIT;
     req.destinations = Some(net.destinations);
-    net.http.fetch(req).await
+    net.http.fetch(req).await.map_err(Unfetched::Failed)
 }
 
 /// Asks `authority`'s token endpoint for a token with `grant`, the client proving its
@@ -137,9 +153,9 @@ pub(crate) async fn token(
     let answer = match net.http.fetch(req).instrument(span.clone()).await {
         Ok(answer) => answer,
         Err(e) => {
-            observe::token_done(&span, grant_name, None, e.kind().as_str(), started);
+            observe::token_done(&span, grant_name, None, e.kind_name(), started);
             let message = format!("authorization: token request: {e}");
-            return Err(if *e.kind() == ErrorKind::Destination {
+            return Err(if e.is_destination() {
                 AuthFailure::config(message)
             } else {
                 AuthFailure::server(message)

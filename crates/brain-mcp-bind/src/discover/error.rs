@@ -4,7 +4,7 @@
 use std::fmt;
 
 use brain_mcp_proto::client::CallError;
-use brain_mcp_transport::{Delivery, ErrorKind};
+use brain_mcp_transport::Delivery;
 
 use crate::driver::{Blame, Cause, DriverError, rpc_text};
 
@@ -106,7 +106,7 @@ impl DiscoverError {
                 format!("{step}: the exchange with the server failed: {text}")
             }
             (_, Unreachable) => format!("{step}: could not reach the server: {text}"),
-            (Cause::Link(t), ServerKind) if matches!(t.kind(), ErrorKind::Status { .. }) => {
+            (Cause::Link(t), ServerKind) if t.is_status() => {
                 format!("{step}: the server failed: {text}")
             }
             (Cause::Link(_), ServerKind) => {

@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use super::error::{Cause, DriverError, Step, safe};
 use super::session::Channel;
 use crate::client::McpClient;
-use brain_mcp_transport::TransportError;
+use crate::link::LinkError;
 
 use super::request::ended;
 use crate::observe::{self, Failure, Operation};
@@ -355,7 +355,7 @@ async fn act(channel: &Channel, calling: &Calling<'_>, call: &mut Call) -> Next 
 }
 
 /// A link failure during the call, unless the core decides what its status means.
-fn failed(call: &mut Call, e: TransportError) -> DriverError {
+fn failed(call: &mut Call, e: impl Into<LinkError>) -> DriverError {
     DriverError::from_link(Step::Call, e, |status, rpc, challenge| {
         if !call.handle_status(status, rpc, challenge) {
             return None;

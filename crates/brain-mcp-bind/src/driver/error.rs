@@ -4,11 +4,13 @@
 
 use brain_mcp_proto::client::{CallError, Outcome, RpcError};
 use brain_mcp_proto::text::{FRAGMENT_LIMIT, Secrets, cut};
-use brain_mcp_transport::{Delivery, ErrorKind as TransportKind, MESSAGE_LIMIT, TransportError};
+use brain_mcp_transport::{Delivery, MESSAGE_LIMIT, TransportError};
 use brain_tools_core::{ErrorKind, ToolFailure};
 
 use super::start::StartFailure;
+use crate::auth::AuthFailure;
 use crate::convert::ConvertError;
+use crate::link::LinkError;
 use crate::observe::Failure;
 
 /// Which step of the work with a server failed: the core's stages.
@@ -19,6 +21,9 @@ pub(crate) use brain_mcp_proto::client::Stage as Step;
 pub(crate) enum Cause {
     /// The link failed; it says whether the message may have reached the server.
     Link(TransportError),
+    /// No token could be had for the server (or it refused every one it was given):
+    /// nothing was sent that the server acted on.
+    Authorization(AuthFailure),
     /// The core's verdict on what the server answered.
     Core(CallError),
     /// The era probe got no definite answer in time (retried as the core allows): the
@@ -100,21 +105,22 @@ impl DriverError {
 
     /// A link failure at `step`, unless the server answered with an error status and the
     /// core, given the status, its JSON-RPC error and its challenge, decides what it
-    /// means (`decide`: `Call::handle_status`, `Exchange::handle_status`).
+    /// means (`decide`: `Call::handle_status`, `Exchange::handle_status`). A request that
+    /// could not be authorized is [`Cause::Authorization`].
     pub(crate) fn from_link(
         step: Step,
-        e: TransportError,
+        e: impl Into<LinkError>,
         decide: impl FnOnce(u16, Option<RpcError>, Option<&str>) -> Option<CallError>,
     ) -> Self {
-        if let TransportKind::Status {
-            status,
-            rpc,
-            www_authenticate,
-            ..
-        } = e.kind()
-        {
+        let e = match e.into() {
+            LinkError::Transport(e) => e,
+            LinkError::Authorization(failure) => {
+                return Self::new(step, Cause::Authorization(failure));
+            }
+        };
+        if let Some(status) = e.status() {
             let status = status.as_u16();
-            if let Some(decided) = decide(status, rpc.clone(), www_authenticate.as_deref()) {
+            if let Some(decided) = decide(status, e.rpc_error().cloned(), e.www_authenticate()) {
                 return Self::answered(step, decided, status);
             }
         }
@@ -126,7 +132,9 @@ impl DriverError {
     pub(crate) fn delivery(&self) -> Delivery {
         match &self.cause {
             Cause::Link(e) => e.delivery(),
-            Cause::Unreachable { .. } | Cause::Refused(_) => Delivery::NotSent,
+            Cause::Authorization(_) | Cause::Unreachable { .. } | Cause::Refused(_) => {
+                Delivery::NotSent
+            }
             Cause::Start(failure) if !failure.started() => Delivery::NotSent,
             Cause::Core(_) | Cause::Start(_) | Cause::Content(_) => Delivery::Answered,
         }
@@ -137,10 +145,7 @@ impl DriverError {
     pub(crate) fn unreachable(&self) -> bool {
         match &self.cause {
             Cause::Unreachable { .. } => true,
-            Cause::Link(e) => {
-                e.delivery() == Delivery::NotSent
-                    && matches!(e.kind(), TransportKind::Connect | TransportKind::Tls)
-            }
+            Cause::Link(e) => e.delivery() == Delivery::NotSent && (e.is_connect() || e.is_tls()),
             _ => false,
         }
     }
@@ -182,22 +187,17 @@ impl DriverError {
     /// Whose fault the failure is: the one sorting every report derives from.
     pub(crate) fn blame(&self) -> Blame {
         match &self.cause {
-            Cause::Link(e) if *e.kind() == TransportKind::Authorization => Blame::Credentials,
-            Cause::Core(CallError::Unauthorized { .. }) => Blame::Credentials,
+            Cause::Authorization(_) | Cause::Core(CallError::Unauthorized { .. }) => {
+                Blame::Credentials
+            }
             Cause::Unreachable { .. } | Cause::Refused(_) => Blame::Unreachable,
             Cause::Start(failure) if !failure.started() => Blame::Unreachable,
-            Cause::Link(e) => match e.kind() {
-                TransportKind::BodyTooLarge { .. } => Blame::Server,
-                TransportKind::Connect
-                | TransportKind::Tls
-                | TransportKind::Io
-                | TransportKind::StreamEnded
-                | TransportKind::Timeout => Blame::Unreachable,
-                // Nothing sent (a request that cannot be built, a refused destination);
-                // a redirect the client will not follow is the server's answer.
-                _ if e.delivery() == Delivery::NotSent => Blame::Unreachable,
-                _ => Blame::Server,
-            },
+            Cause::Link(e) if e.is_body_too_large() => Blame::Server,
+            Cause::Link(e) if no_answer(e) => Blame::Unreachable,
+            // Nothing sent (a request that cannot be built, a refused destination);
+            // a redirect the client will not follow is the server's answer.
+            Cause::Link(e) if e.delivery() == Delivery::NotSent => Blame::Unreachable,
+            Cause::Link(_) => Blame::Server,
             Cause::Core(_) | Cause::Start(_) | Cause::Content(_) => Blame::Server,
         }
     }
@@ -216,9 +216,7 @@ impl DriverError {
             Blame::Unreachable => ErrorKind::ConnectFailed,
             Blame::Server if !at_call => ErrorKind::HandshakeFailed,
             Blame::Server => match &self.cause {
-                Cause::Link(e) if matches!(e.kind(), TransportKind::BodyTooLarge { .. }) => {
-                    ErrorKind::OutputTooLarge
-                }
+                Cause::Link(e) if e.is_body_too_large() => ErrorKind::OutputTooLarge,
                 Cause::Core(CallError::Rpc { .. } | CallError::TaskRequired) => ErrorKind::RpcError,
                 Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
                 Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
@@ -234,6 +232,7 @@ impl DriverError {
         let call = self.step == Step::Call;
         match &self.cause {
             Cause::Link(e) => safe(&e.to_string()),
+            Cause::Authorization(failure) => safe(&failure.to_string()),
             Cause::Core(CallError::Rpc { error, .. }) if self.step == Step::Handshake => {
                 format!(
                     "the server refused the handshake: {}",
@@ -297,12 +296,10 @@ impl DriverError {
                 Failure::rpc(error.code, &error.message)
             }
             (_, Some(status)) => Failure::status(status),
-            (Cause::Link(e), None) => match e.kind() {
-                TransportKind::Status { rpc: Some(rpc), .. } => {
-                    Failure::rpc(rpc.code, &rpc.message)
-                }
-                TransportKind::Status { status, .. } => Failure::status(status.as_u16()),
-                _ => Failure::of(self.kind().as_str()),
+            (Cause::Link(e), None) => match (e.rpc_error(), e.status()) {
+                (Some(rpc), _) => Failure::rpc(rpc.code, &rpc.message),
+                (None, Some(status)) => Failure::status(status.as_u16()),
+                (None, None) => Failure::of(self.kind().as_str()),
             },
             _ => Failure::of(self.kind().as_str()),
         }
@@ -312,6 +309,12 @@ impl DriverError {
     pub(crate) fn step_name(&self) -> String {
         self.step.to_string()
     }
+}
+
+/// Whether the transport got no definite answer: no connection, no TLS, a connection
+/// that broke, a stream that ended early, a deadline that passed.
+fn no_answer(e: &TransportError) -> bool {
+    e.is_connect() || e.is_tls() || e.is_io() || e.is_stream_ended() || e.is_timeout()
 }
 
 /// `error CODE: MESSAGE` (and `(data: DATA)` when the server sent data), each of the

@@ -10,10 +10,10 @@ use tokio::time::Instant;
 use super::error::{Cause, DriverError, NoEra, Step};
 use super::request::CONTROL_BUDGET;
 use crate::client::McpClient;
-use brain_mcp_transport::{ErrorKind, TransportError};
+use brain_mcp_transport::TransportError;
 use brain_tools_core::ErrorKind as Kind;
 
-use crate::link::Link;
+use crate::link::{Link, LinkError};
 use crate::observe::{self, Failure, Operation};
 use brain_mcp_proto::jsonrpc::Inbound;
 use tracing::Instrument;
@@ -148,10 +148,10 @@ pub(crate) async fn probe(
     let ask = async {
         let mut replies = match link.request(out, CONTROL_BUDGET).await {
             Ok(replies) => replies,
-            Err(e) if *e.kind() == ErrorKind::Authorization => {
-                return Err(DriverError::new(Step::Probe, Cause::Link(e)));
+            Err(LinkError::Authorization(failure)) => {
+                return Err(DriverError::new(Step::Probe, Cause::Authorization(failure)));
             }
-            Err(e) => return Ok(failed(link, e, &mut failure)),
+            Err(LinkError::Transport(e)) => return Ok(failed(link, e, &mut failure)),
         };
         let verdict = loop {
             match replies.next().await {

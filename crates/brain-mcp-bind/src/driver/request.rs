@@ -8,10 +8,8 @@ use brain_mcp_proto::client::listing::{Exchange, Step as Read};
 use brain_mcp_proto::client::{CallError, Expect, Framing, Outgoing, Violation, busy};
 use serde_json::value::RawValue;
 
-use brain_mcp_transport::{ErrorKind, TransportError};
-
 use super::error::{Cause, DriverError, Step};
-use crate::link::Link;
+use crate::link::{Link, LinkError};
 use crate::observe::Operation;
 use tracing::Instrument;
 
@@ -60,7 +58,7 @@ async fn exchange(
         return Err(DriverError::new(step, Cause::Core(error)));
     };
     let exchange = Exchange::new(framing.clone());
-    let failed = |e: TransportError| {
+    let failed = |e: LinkError| {
         DriverError::from_link(step, e, |status, rpc, challenge| {
             exchange.handle_status(status, rpc, challenge)
         })
@@ -72,14 +70,10 @@ async fn exchange(
             Ok(replies) => break replies,
             Err(e) => {
                 // A busy server's Retry-After, for a request safe to send again.
-                let wait = match e.kind() {
-                    ErrorKind::Status {
-                        status,
-                        retry_after,
-                        ..
-                    } => busy::retry_wait(status.as_u16(), *retry_after, idempotent, resends),
-                    _ => None,
-                };
+                let wait = e.transport().and_then(|t| {
+                    let status = t.status()?.as_u16();
+                    busy::retry_wait(status, t.retry_after(), idempotent, resends)
+                });
                 let Some(wait) = wait else {
                     return Err(failed(e));
                 };
@@ -93,7 +87,7 @@ async fn exchange(
         let Some(received) = replies.next().await else {
             return Err(DriverError::new(step, Cause::Core(ended())));
         };
-        let received = received.map_err(&failed)?;
+        let received = received.map_err(|e| failed(e.into()))?;
         match exchange.handle(&id, received.message) {
             Read::Done(Ok(result)) => return Ok((result, session)),
             Read::Done(Err(e)) => return Err(DriverError::new(step, Cause::Core(e))),

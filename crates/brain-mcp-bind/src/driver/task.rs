@@ -11,7 +11,6 @@ use brain_mcp_proto::client::task::{Next, STATUS_MESSAGE_LIMIT, Task};
 use brain_mcp_proto::client::{Call, CallError, NeedsInput, Refusal, Violation};
 use brain_mcp_proto::jsonrpc::RequestId;
 use brain_mcp_proto::mcp::CallToolResult;
-use brain_mcp_transport::ErrorKind as TransportKind;
 use serde_json::Value;
 
 use super::call::{Asked, Calling, awaited};
@@ -185,13 +184,11 @@ fn report(channel: &Channel, calling: &Calling<'_>, task: &mut Task) {
 /// the budget, a refusal or the server's verdict is final.
 fn worth_again(e: &DriverError) -> bool {
     match &e.cause {
-        Cause::Link(link) => match link.kind() {
-            TransportKind::Status { status, .. } => status.is_server_error(),
-            TransportKind::Connect
-            | TransportKind::Io
-            | TransportKind::StreamEnded
-            | TransportKind::Timeout => true,
-            _ => false,
+        Cause::Link(link) => match link.status() {
+            Some(status) => status.is_server_error(),
+            None => {
+                link.is_connect() || link.is_io() || link.is_stream_ended() || link.is_timeout()
+            }
         },
         _ => false,
     }

@@ -97,11 +97,13 @@ impl std::error::Error for HostError {}
 #[cfg(test)]
 mod tests {
     use brain_mcp_proto::client::{CallError, Violation};
-    use brain_mcp_transport::{Secrets, TransportError};
+    use brain_mcp_transport::Secrets;
     use brain_tools_core::ErrorKind;
 
     use super::*;
-    use crate::driver::{Cause, DriverError, NoEra, StartError, StartFailure, Step};
+    use crate::auth::AuthFailure;
+    use crate::driver::{Blame, Cause, DriverError, NoEra, StartError, StartFailure, Step};
+    use crate::link::LinkError;
 
     fn unauthorized(status: u16) -> Cause {
         Cause::Core(CallError::Unauthorized {
@@ -140,7 +142,7 @@ mod tests {
             ),
             (
                 Step::Handshake,
-                Cause::Link(TransportError::unauthorized("no token could be had")),
+                Cause::Authorization(AuthFailure::config("no token could be had")),
                 ErrorKind::AuthorizationFailed,
                 D::Refused,
                 H::Refused,
@@ -189,6 +191,29 @@ mod tests {
             let added = HostError::listing("s", &listed);
             assert_eq!(added.kind(), host, "{what}");
             assert_eq!(added.delivery(), e.delivery(), "{what}");
+        }
+    }
+
+    /// A request the binding could not authorize is its own failure, not the transport's:
+    /// it reads as a refusal of the credentials, sent nothing, and its message is the
+    /// authorization failure's, whatever step it stopped.
+    #[test]
+    fn a_request_that_could_not_be_authorized_sent_nothing_and_says_why() {
+        let secrets = Secrets::none();
+        for step in [Step::Probe, Step::Handshake, Step::List(1), Step::Call] {
+            let failure = AuthFailure::server("authorization metadata: no document found");
+            let e = DriverError::from_link(step, LinkError::Authorization(failure), |_, _, _| None);
+            assert!(matches!(e.cause, Cause::Authorization(_)), "{e:?}");
+            assert_eq!(e.blame(), Blame::Credentials);
+            assert_eq!(e.delivery(), Delivery::NotSent);
+            let out = e.to_failure(&secrets);
+            assert_eq!(out.kind, ErrorKind::AuthorizationFailed);
+            assert!(!out.unknown_outcome, "{step:?}");
+            assert_eq!(out.message, "authorization metadata: no document found");
+            assert_eq!(
+                DiscoverError::from_driver(&e, &secrets).kind(),
+                DiscoverErrorKind::Refused
+            );
         }
     }
 }

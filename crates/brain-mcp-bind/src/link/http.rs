@@ -6,12 +6,10 @@ use std::time::Duration;
 use brain_mcp_proto::auth::retry::{Refusal, Rounds};
 use brain_mcp_proto::auth::{self, HttpUrl};
 use brain_mcp_proto::client::{Framing, Outgoing, handshake};
-use brain_mcp_transport::{
-    BearerToken, ErrorKind, PostReply, PostRequest, ReplyStream, TransportError,
-};
+use brain_mcp_transport::{BearerToken, PostReply, PostRequest, ReplyStream, TransportError};
 use tracing::Instrument;
 
-use super::Ended;
+use super::{Ended, LinkError};
 use crate::auth::{AuthFailure, Authorizer, Reach};
 use crate::client::{CLEANUP_STEP_DEADLINE, McpClient};
 
@@ -134,11 +132,11 @@ impl HttpLink {
         &self,
         out: Outgoing,
         budget: usize,
-    ) -> Result<ReplyStream, TransportError> {
+    ) -> Result<ReplyStream, LinkError> {
         let Some(auth) = &self.target.auth else {
-            return self
+            return Ok(self
                 .request_once(out, budget, self.target.bearer.clone())
-                .await;
+                .await?);
         };
         // Boxed: the authorization flow's state stays out of the futures of calls that
         // need none.
@@ -151,10 +149,10 @@ impl HttpLink {
         auth: &Authorizer,
         out: Outgoing,
         budget: usize,
-    ) -> Result<ReplyStream, TransportError> {
+    ) -> Result<ReplyStream, LinkError> {
         let refused = |failure: AuthFailure| {
             crate::auth::no_token(&self.target.key, &failure);
-            TransportError::unauthorized(failure.to_string())
+            LinkError::Authorization(failure)
         };
         let server = HttpUrl::parse(&self.target.key).map_err(|_| {
             refused(AuthFailure::config(
@@ -171,7 +169,7 @@ impl HttpLink {
                 Ok(_) => None,
             };
             let Some((status, challenge)) = refusal else {
-                return result;
+                return Ok(result?);
             };
             let read = challenge.as_deref().and_then(auth::bearer);
             let step_up = match rounds.after(status, read.as_ref(), auth.scope().as_deref()) {
@@ -182,7 +180,7 @@ impl HttpLink {
                         "authorization: {why} ({status})"
                     ))));
                 }
-                _ => return result,
+                _ => return Ok(result?),
             };
             let token = auth
                 .authorize(&reach, &server, read.as_ref(), bearer.as_ref(), step_up)
@@ -254,14 +252,6 @@ impl HttpLink {
 
 /// The status and challenge of a refusal for want of authorization (401, 403).
 fn refusal(e: &TransportError) -> Option<(u16, Option<String>)> {
-    match e.kind() {
-        ErrorKind::Status {
-            status,
-            www_authenticate,
-            ..
-        } if matches!(status.as_u16(), 401 | 403) => {
-            Some((status.as_u16(), www_authenticate.clone()))
-        }
-        _ => None,
-    }
+    let status = e.status()?.as_u16();
+    matches!(status, 401 | 403).then(|| (status, e.www_authenticate().map(str::to_owned)))
 }

@@ -7,8 +7,10 @@
 //!   [`ChildLink`]), serving one session or, in the 2026 era, every call at once.
 //!
 //! Either way a failure is the transport's [`TransportError`], which says whether the
-//! message may have reached the server.
+//! message may have reached the server; a request can also fail for want of a token
+//! ([`LinkError::Authorization`], the binding's own: nothing was sent).
 
+mod error;
 mod http;
 
 use std::sync::Arc;
@@ -16,8 +18,9 @@ use std::sync::Arc;
 use brain_mcp_proto::client::era::ProbeAnswer;
 use brain_mcp_proto::client::{Carrier, Framing, Outgoing};
 use brain_mcp_transport::stdio::{ChildLink, Inbox};
-use brain_mcp_transport::{Delivery, ErrorKind, Received, ReplyStream, Secrets, TransportError};
+use brain_mcp_transport::{Delivery, Received, ReplyStream, Secrets, TransportError};
 
+pub(crate) use error::LinkError;
 pub(crate) use http::HttpLink;
 
 use crate::observe::{self, Peer};
@@ -75,15 +78,12 @@ impl Link {
     }
 
     /// Sends request `out` and returns its replies; the response may take `budget` bytes,
-    /// every other message the transport's per-message limit.
-    pub(crate) async fn request(
-        &self,
-        out: Outgoing,
-        budget: usize,
-    ) -> Result<Replies, TransportError> {
+    /// every other message the transport's per-message limit. Over HTTP, a server that
+    /// wants a token and cannot have one fails it as [`LinkError::Authorization`].
+    pub(crate) async fn request(&self, out: Outgoing, budget: usize) -> Result<Replies, LinkError> {
         match self {
             Self::Http(http) => http.request(out, budget).await.map(Replies::Http),
-            Self::Child(child) => child.request(out, budget).await.map(Replies::Child),
+            Self::Child(child) => Ok(Replies::Child(child.request(out, budget).await?)),
         }
     }
 
@@ -147,27 +147,26 @@ impl Replies {
 }
 
 fn http_probe_answer(e: &TransportError) -> ProbeAnswer<'_> {
-    match e.kind() {
-        ErrorKind::Status {
-            status,
-            rpc,
-            www_authenticate,
-            retry_after,
-        } => ProbeAnswer::Status {
+    if let Some(status) = e.status() {
+        return ProbeAnswer::Status {
             status: status.as_u16(),
-            rpc: rpc.as_ref(),
-            challenge: www_authenticate.as_deref(),
-            retry_after: *retry_after,
-        },
+            rpc: e.rpc_error(),
+            challenge: e.www_authenticate(),
+            retry_after: e.retry_after(),
+        };
+    }
+    let refused_by_proxy =
+        e.is_connect() && matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407));
+    if e.is_unexpected_reply() || e.is_invalid_session_id() {
         // A reply that is no answer at all: a server that does not know the method.
-        ErrorKind::UnexpectedReply | ErrorKind::InvalidSessionId => ProbeAnswer::NotAnAnswer,
+        ProbeAnswer::NotAnAnswer
+    } else if e.is_redirect() || e.is_invalid_request() || refused_by_proxy {
         // A redirect we refuse, a request we cannot build, a proxy that refuses us for
         // who we are (407, 403): nothing changes by retrying.
-        ErrorKind::Redirect | ErrorKind::InvalidRequest => ProbeAnswer::Unusable,
-        ErrorKind::Connect if matches!(e.proxy_status().map(|s| s.as_u16()), Some(403 | 407)) => {
-            ProbeAnswer::Unusable
-        }
-        _ if e.delivery() == Delivery::Answered => ProbeAnswer::NotAnAnswer,
-        _ => ProbeAnswer::NoAnswer,
+        ProbeAnswer::Unusable
+    } else if e.delivery() == Delivery::Answered {
+        ProbeAnswer::NotAnAnswer
+    } else {
+        ProbeAnswer::NoAnswer
     }
 }

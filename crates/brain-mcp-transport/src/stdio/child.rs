@@ -385,7 +385,7 @@ pub struct Inbox {
 impl Inbox {
     /// The next message for the exchange, within its limits (as over HTTP: the response
     /// spends the exchange's budget, any other message is capped on its own); the end of
-    /// the child is an error ([`ErrorKind::StreamEnded`]).
+    /// the child is an error (one that answers `is_stream_ended`).
     pub async fn next(&mut self) -> Result<Received, TransportError> {
         let received = match self.rx.recv().await {
             Some(item) => item?,

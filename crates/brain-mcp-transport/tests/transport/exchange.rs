@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use brain_mcp_transport::{
-    BearerToken, ContentType, Delivery, ErrorCode, ErrorKind, Header, PostReply, Secrets,
+    BearerToken, ContentType, Delivery, ErrorCode, Header, PostReply, Secrets,
 };
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -149,7 +149,7 @@ async fn a_request_answered_with_202_is_an_error_at_once() {
         .post(post(server.url("/mcp"), 1))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::UnexpectedReply);
+    assert!(err.is_unexpected_reply());
     assert_eq!(err.delivery(), Delivery::Answered);
     assert!(err.to_string().contains("202"), "{err}");
 }
@@ -166,7 +166,7 @@ async fn a_json_body_with_the_wrong_id_is_an_error() {
         let (items, err) = drain(&mut s).await;
         assert!(items.is_empty());
         let err = err.expect("an error");
-        assert_eq!(err.kind(), &ErrorKind::UnexpectedReply);
+        assert!(err.is_unexpected_reply());
         assert!(err.to_string().contains("request 1"), "{err}");
     }
 }
@@ -186,7 +186,7 @@ async fn an_unknown_content_type_is_an_error() {
         .post(post(server.url("/mcp"), 1))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::UnexpectedReply);
+    assert!(err.is_unexpected_reply());
     assert!(err.to_string().contains("text/html"));
 }
 
@@ -205,7 +205,7 @@ async fn duplicate_or_joined_session_headers_are_rejected() {
             .post(post(server.url("/mcp"), 1))
             .await
             .unwrap_err();
-        assert_eq!(err.kind(), &ErrorKind::InvalidSessionId, "{values:?}");
+        assert!(err.is_invalid_session_id(), "{values:?}");
     }
 }
 
@@ -217,9 +217,8 @@ async fn not_found_is_a_status_whatever_the_headers() {
     let mut req = post(server.url("/mcp"), 1);
     req.headers = vec![Header::sensitive("mcp-session-id", "s-1")];
     let err = c.post(req).await.unwrap_err();
-    assert!(
-        matches!(err.kind(), ErrorKind::Status { status, .. } if *status == StatusCode::NOT_FOUND)
-    );
+    assert!(err.is_status(), "{err}");
+    assert_eq!(err.status(), Some(StatusCode::NOT_FOUND));
     assert_eq!(err.delivery(), Delivery::Answered);
 }
 
@@ -249,34 +248,20 @@ async fn error_statuses_carry_the_json_rpc_error_and_www_authenticate() {
     let mut req = post(server.url("/mcp"), 1);
     req.bearer = Some(BearerToken::new("very-secret-token"));
     let err = c.post(req.clone()).await.unwrap_err();
-    match err.kind() {
-        ErrorKind::Status {
-            status,
-            rpc,
-            retry_after,
-            ..
-        } => {
-            assert_eq!(*status, StatusCode::BAD_REQUEST);
-            let rpc = rpc.as_ref().expect("the JSON-RPC error");
-            assert_eq!(rpc.code, ErrorCode(-32022));
-            assert_eq!(rpc.message, "unsupported");
-            // `data` is kept: the supported versions are not lost.
-            assert_eq!(rpc.supported_versions(), ["2026-07-28"]);
-            assert_eq!(*retry_after, Some(Duration::from_secs(7)));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert!(err.is_status(), "{err:?}");
+    assert_eq!(err.status(), Some(StatusCode::BAD_REQUEST));
+    let rpc = err.rpc_error().expect("the JSON-RPC error");
+    assert_eq!(rpc.code, ErrorCode(-32022));
+    assert_eq!(rpc.message, "unsupported");
+    // `data` is kept: the supported versions are not lost.
+    assert_eq!(rpc.supported_versions(), ["2026-07-28"]);
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(7)));
+    assert_eq!(err.www_authenticate(), None);
     assert!(!format!("{err} {err:?}").contains("very-secret-token"));
     req.url = server.url("/auth");
     let err = c.post(req).await.unwrap_err();
-    match err.kind() {
-        ErrorKind::Status {
-            www_authenticate, ..
-        } => {
-            assert_eq!(www_authenticate.as_deref(), Some("Bearer realm=\"mcp\""));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(err.status(), Some(StatusCode::UNAUTHORIZED), "{err:?}");
+    assert_eq!(err.www_authenticate(), Some("Bearer realm=\"mcp\""));
     assert!(!format!("{err} {err:?}").contains("very-secret-token"));
 }
 
@@ -325,7 +310,7 @@ async fn delete_returns_the_status_and_is_bounded() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Timeout);
+    assert!(err.is_timeout());
     assert!(start.elapsed() < Duration::from_secs(2));
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use brain_mcp_transport::{ErrorKind, FetchRequest, Header, Secrets};
+use brain_mcp_transport::{FetchRequest, Header, Secrets};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
@@ -77,10 +77,8 @@ async fn an_answer_over_the_bound_fails_and_names_no_secret() {
     let mut req = FetchRequest::get(server.url("/.well-known/x"), Duration::from_secs(5));
     req.limit = 1024;
     let err = client().fetch(req).await.unwrap_err();
-    assert!(
-        matches!(err.kind(), ErrorKind::BodyTooLarge { limit: 1024 }),
-        "{err}"
-    );
+    assert!(err.is_body_too_large(), "{err}");
+    assert_eq!(err.body_limit(), Some(1024));
     // The deadline covers a server that never answers.
     let slow = TestServer::start(handler(|_| async {
         tokio::time::sleep(Duration::from_secs(30)).await;
@@ -90,7 +88,7 @@ async fn an_answer_over_the_bound_fails_and_names_no_secret() {
     let mut req = FetchRequest::get(slow.url("/doc?key=hunter2"), Duration::from_millis(200));
     req.secrets = Secrets::new(Some("hunter2"));
     let err = client().fetch(req).await.unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Timeout);
+    assert!(err.is_timeout());
     assert!(!err.to_string().contains("hunter2"), "{err}");
 }
 
@@ -140,6 +138,6 @@ async fn a_checked_fetch_goes_over_tls_on_a_connection_of_its_own() {
     let mut req = FetchRequest::get(url, Duration::from_secs(5));
     req.destinations = Some(Destinations::new(AddrClass::Public, true));
     let err = c.fetch(req).await.unwrap_err();
-    assert_eq!(*err.kind(), ErrorKind::Destination);
+    assert!(err.is_destination());
     assert_eq!(server.accepted(), 2);
 }

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use brain_mcp_transport::ErrorKind;
 use bytes::Bytes;
 use http::Response;
 
@@ -78,7 +77,7 @@ async fn a_notification_over_the_message_limit_fails() {
     let (items, err) = drain(&mut s).await;
     assert!(items.is_empty());
     let err = err.expect("error");
-    assert_eq!(err.kind(), &ErrorKind::BodyTooLarge { limit: 256 << 10 });
+    assert_eq!(err.body_limit(), Some(256 << 10));
     assert!(err.to_string().contains("before the response"), "{err}");
 }
 
@@ -98,8 +97,5 @@ async fn the_response_still_spends_the_budget() {
     let mut s = stream(client().post(req).await.unwrap());
     let (items, err) = drain(&mut s).await;
     assert_eq!(items.len(), 1);
-    assert_eq!(
-        err.expect("error").kind(),
-        &ErrorKind::BodyTooLarge { limit: 16 << 10 }
-    );
+    assert_eq!(err.expect("error").body_limit(), Some(16 << 10));
 }

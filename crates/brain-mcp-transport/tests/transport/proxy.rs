@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use brain_mcp_transport::{
-    BearerToken, ClientConfig, Delivery, ErrorKind, HttpClient, ProxyConfig, TransportError,
+    BearerToken, ClientConfig, Delivery, HttpClient, ProxyConfig, TransportError,
 };
 use brain_tests::proxy::{ProxyOptions, TestProxy};
 use http::{Method, StatusCode};
@@ -147,7 +147,7 @@ async fn a_proxy_asking_for_credentials_is_a_clear_connect_error() {
         let c = with_proxy(ProxyConfig::url(&proxy_url), None);
         for url in [server.url("/mcp"), https.clone()] {
             let err = c.post(post(url.clone(), 1)).await.unwrap_err();
-            assert_eq!(err.kind(), &ErrorKind::Connect, "{err}");
+            assert!(err.is_connect(), "{err}");
             assert_eq!(err.delivery(), Delivery::NotSent);
             assert_eq!(
                 err.proxy_status(),
@@ -177,7 +177,7 @@ async fn a_refused_or_unreachable_proxy_says_so() {
         });
         let c = with_proxy(ProxyConfig::url(proxy.url_with("u", PASSWORD)), None);
         let err = c.post(post(https.clone(), 1)).await.unwrap_err();
-        assert_eq!(err.kind(), &ErrorKind::Connect);
+        assert!(err.is_connect());
         assert_eq!(err.delivery(), Delivery::NotSent);
         assert_eq!(err.proxy_status().map(|s| s.as_u16()), Some(code));
         assert!(
@@ -193,7 +193,7 @@ async fn a_refused_or_unreachable_proxy_says_so() {
         None,
     );
     let err = c.post(post(https.clone(), 1)).await.unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Connect);
+    assert!(err.is_connect());
     assert_eq!(err.delivery(), Delivery::NotSent);
     assert_eq!(err.proxy_status(), None);
     assert!(
@@ -223,7 +223,7 @@ async fn a_proxy_that_never_answers_connect_times_out() {
         .post(post(uri("https://mcp.test/mcp"), 1))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Timeout, "{err}");
+    assert!(err.is_timeout(), "{err}");
     assert_eq!(err.delivery(), Delivery::NotSent);
     assert!(
         err.to_string()
@@ -262,11 +262,7 @@ async fn no_proxy_and_loopback_go_direct() {
         .post(post(uri("http://skip.test/mcp"), 1))
         .await
         .unwrap_err();
-    assert_eq!(
-        skipped.kind(),
-        &ErrorKind::Connect,
-        "resolved directly: {skipped}"
-    );
+    assert!(skipped.is_connect(), "resolved directly: {skipped}");
     assert_eq!(proxy.seen().len(), 1);
 }
 
@@ -284,7 +280,7 @@ async fn an_unusable_environment_proxy_refuses_what_it_would_carry() {
         .post(post(uri("https://mcp.test/mcp"), 1))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::InvalidRequest, "{err}");
+    assert!(err.is_invalid_request(), "{err}");
     assert_eq!(err.delivery(), Delivery::NotSent);
     assert!(
         err.to_string().contains("ALL_PROXY names a socks proxy"),

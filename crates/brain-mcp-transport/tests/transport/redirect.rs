@@ -1,6 +1,6 @@
 //! Redirects: same-origin 307/308 followed; anything else refused before sending.
 
-use brain_mcp_transport::{BearerToken, Delivery, ErrorKind};
+use brain_mcp_transport::{BearerToken, Delivery};
 use http::{Response, StatusCode};
 
 use crate::server::{Reply, TestBody, TestServer, handler, json};
@@ -53,7 +53,7 @@ async fn a_cross_origin_redirect_sends_nothing_to_the_other_origin() {
     let mut req = post(server.url("/mcp"), 1);
     req.bearer = Some(BearerToken::new("secret-key"));
     let err = client().post(req).await.unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Redirect);
+    assert!(err.is_redirect());
     assert_eq!(err.delivery(), Delivery::Answered);
     assert!(!err.to_string().contains("secret-key"));
     assert_eq!(
@@ -75,9 +75,9 @@ async fn other_redirects_and_loops_are_refused() {
     .await;
     let c = client();
     let err = c.post(post(server.url("/found"), 1)).await.unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Redirect);
+    assert!(err.is_redirect());
     let err = c.post(post(server.url("/loop"), 1)).await.unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::Redirect);
+    assert!(err.is_redirect());
     assert!(err.to_string().contains("too many"));
     // `/found` once; `/loop` as sent plus three followed hops.
     assert_eq!(server.seen().len(), 1 + 4);

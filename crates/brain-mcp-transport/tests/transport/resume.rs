@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use brain_mcp_transport::{ErrorKind, Header};
+use brain_mcp_transport::Header;
 use http::{Method, StatusCode};
 
 use crate::server::{TestServer, handler, sse, status};
@@ -80,7 +80,7 @@ async fn resume_attempts_are_bounded() {
     let mut s = stream(client().post(handshake_post(&server)).await.unwrap());
     let (items, err) = drain(&mut s).await;
     assert_eq!(items.len(), 1);
-    assert_eq!(err.expect("error").kind(), &ErrorKind::StreamEnded);
+    assert!(err.expect("error").is_stream_ended());
     assert_eq!(gets.load(Ordering::SeqCst), 2);
 }
 
@@ -92,7 +92,7 @@ async fn no_resume_budget_means_no_resume() {
     let mut s = stream(client().post(req).await.unwrap());
     let (_, err) = drain(&mut s).await;
     let err = err.expect("error");
-    assert_eq!(err.kind(), &ErrorKind::StreamEnded);
+    assert!(err.is_stream_ended());
     assert!(err.to_string().contains("resuming is off"), "{err}");
     assert_eq!(gets.load(Ordering::SeqCst), 0);
 }
@@ -106,7 +106,7 @@ async fn a_stream_without_event_ids_cannot_resume() {
     let mut s = stream(client().post(handshake_post(&server)).await.unwrap());
     let (_, err) = drain(&mut s).await;
     let err = err.expect("error");
-    assert_eq!(err.kind(), &ErrorKind::StreamEnded);
+    assert!(err.is_stream_ended());
     assert!(err.to_string().contains("no event id"));
     assert_eq!(server.seen().len(), 1);
 }

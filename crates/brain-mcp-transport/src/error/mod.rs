@@ -3,11 +3,13 @@
 use std::error::Error as StdError;
 use std::fmt;
 
-use std::time::Duration;
-
-use brain_mcp_proto::client::RpcError;
 use brain_mcp_proto::text::{self, Secrets};
 use http::StatusCode;
+
+pub(crate) use kind::ErrorKind;
+
+mod kind;
+mod questions;
 
 /// The most bytes of a [`TransportError`]'s message; a server's words in it (an error
 /// message, a content type, a redirect's host) are cut to fit.
@@ -28,80 +30,6 @@ pub enum Delivery {
     /// The server gave a definite answer that is not a success: an error status, or
     /// a reply this transport rejects (for example `202` to a request).
     Answered,
-}
-
-/// The classification of a [`TransportError`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The URL or a header value could not be used; nothing was sent.
-    InvalidRequest,
-    /// DNS resolution or the TCP connect failed (or timed out).
-    Connect,
-    /// The TLS handshake failed (for example an untrusted certificate).
-    Tls,
-    /// A deadline inside the transport passed (the caller's own deadlines surface as
-    /// a dropped future instead).
-    Timeout,
-    /// The connection failed while sending or receiving.
-    Io,
-    /// The server sent more bytes than the exchange's budget (or an SSE event larger
-    /// than the per-event limit).
-    BodyTooLarge {
-        /// The limit that was exceeded, in bytes.
-        limit: usize,
-    },
-    /// The server answered with an error status.
-    Status {
-        /// The HTTP status.
-        status: StatusCode,
-        /// The JSON-RPC error found in the body (read as the client core reads one in a
-        /// `2xx` reply).
-        rpc: Option<RpcError>,
-        /// The `WWW-Authenticate` value of a 401 or 403 reply.
-        www_authenticate: Option<String>,
-        /// `Retry-After`, when given in seconds.
-        retry_after: Option<Duration>,
-    },
-    /// The server's reply does not fit the exchange: `202` to a request, a JSON body
-    /// that is not our response, an unknown content type, malformed JSON.
-    UnexpectedReply,
-    /// The reply stream ended before our response arrived (and resuming was not
-    /// allowed, not possible, or exhausted).
-    StreamEnded,
-    /// The `Mcp-Session-Id` response header is repeated, comma-joined or not visible
-    /// ASCII.
-    InvalidSessionId,
-    /// A redirect that is not a same-origin 307/308, or too many hops.
-    Redirect,
-    /// The server wants a token and none could be had: the message names the step
-    /// (metadata, issuer, token endpoint, scope). The server acted on nothing.
-    Authorization,
-    /// A URL a peer named reaches only addresses the destination rule refuses for this
-    /// server (`brain_mcp_proto::auth::reach`); the message names the rule and the
-    /// address class. Nothing was sent.
-    Destination,
-}
-
-impl ErrorKind {
-    /// A short name for logs: `connect`, `tls`, `status`, `body_too_large`, ...
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::InvalidRequest => "invalid_request",
-            Self::Connect => "connect",
-            Self::Tls => "tls",
-            Self::Timeout => "timeout",
-            Self::Io => "io",
-            Self::BodyTooLarge { .. } => "body_too_large",
-            Self::Status { .. } => "status",
-            Self::UnexpectedReply => "unexpected_reply",
-            Self::StreamEnded => "stream_ended",
-            Self::InvalidSessionId => "invalid_session_id",
-            Self::Redirect => "redirect",
-            Self::Authorization => "authorization",
-            Self::Destination => "destination",
-        }
-    }
 }
 
 /// An error from an HTTP or stdio exchange.
@@ -131,12 +59,6 @@ impl TransportError {
         }))
     }
 
-    /// A request that could not be authorized ([`ErrorKind::Authorization`]): the
-    /// server was refused nothing it acted on. `message` must hold no secret.
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Authorization, Delivery::NotSent, message)
-    }
-
     pub(crate) fn with_proxy_status(mut self, status: Option<StatusCode>) -> Self {
         self.0.proxy_status = status;
         self
@@ -144,7 +66,7 @@ impl TransportError {
 
     /// The status a proxy refused the connection with: its answer to `CONNECT` (an
     /// `https` destination), or a `407` to a request it was to forward (`http`). The
-    /// error is then a [`ErrorKind::Connect`] and the request was not sent.
+    /// error then answers [`is_connect`](Self::is_connect) and the request was not sent.
     pub fn proxy_status(&self) -> Option<StatusCode> {
         self.0.proxy_status
     }
@@ -160,11 +82,6 @@ impl TransportError {
     /// What the caller may assume about the request.
     pub fn delivery(&self) -> Delivery {
         self.0.delivery
-    }
-
-    /// The error's classification.
-    pub fn kind(&self) -> &ErrorKind {
-        &self.0.kind
     }
 
     /// The human-readable message (also shown by `Display`).
@@ -282,30 +199,4 @@ pub(crate) fn find_source<'a, T: StdError + 'static>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A server's words can sit deep in a source chain (an h2 GOAWAY's debug data inside
-    /// hyper's error): they end up in the message, redacted and bounded, and no live source
-    /// keeps them.
-    #[test]
-    fn the_source_chain_is_redacted_and_bounded() {
-        let inner = std::io::Error::other(format!(
-            "GoAway(b\"you sent Bearer s3cret-tok {}\")",
-            "x".repeat(10_000)
-        ));
-        let outer = std::io::Error::other(inner);
-        let err = TransportError::new(
-            ErrorKind::Io,
-            Delivery::MaybeSent,
-            "POST http://h:1: the connection failed",
-        )
-        .with_source(outer)
-        .finished(&Secrets::new(["s3cret-tok"]));
-        let shown = format!("{err} {err:?}");
-        assert!(!shown.contains("s3cret-tok"), "{shown}");
-        assert!(shown.contains("[redacted]"), "{shown}");
-        assert!(err.message().len() <= MESSAGE_LIMIT);
-        assert!(StdError::source(&err).is_none());
-    }
-}
+mod tests;
