@@ -6,6 +6,8 @@
 
 use std::collections::HashSet;
 
+use brain_mcp_proto::text::marks::{Mark, marks};
+
 /// The prefix of the keys serde_json reserves (`…::Number`, `…::RawValue`).
 const RESERVED_PREFIX: &str = "$serde_json::private::";
 
@@ -33,63 +35,42 @@ impl KeyProblem {
     }
 }
 
-/// Checks every key of `text` (valid JSON) in one pass.
+/// Checks every key of `text` (valid JSON) in one pass: a string followed by a colon is a
+/// key of the innermost open object.
 pub(crate) fn check_keys(text: &str) -> Result<(), KeyProblem> {
-    let bytes = text.as_bytes();
     // One entry per open bracket: the keys seen so far for an object, `None` for an array.
     let mut open: Vec<Option<HashSet<String>>> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'{' => open.push(Some(HashSet::new())),
-            b'[' => open.push(None),
-            b'}' | b']' => {
+    let mut walk = marks(text).peekable();
+    while let Some(mark) = walk.next() {
+        match mark {
+            Mark::Open { object } => open.push(object.then(HashSet::new)),
+            Mark::Close => {
                 open.pop();
             }
-            b'"' => {
-                let end = string_end(bytes, i);
-                let after = bytes[end..]
-                    .iter()
-                    .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-                    .map(|at| bytes[end + at]);
-                if after == Some(b':')
-                    && let Some(Some(keys)) = open.last_mut()
-                {
-                    let raw = &text[i..end];
-                    let key = if raw.contains('\\') {
-                        serde_json::from_str::<String>(raw).unwrap_or_default()
-                    } else {
-                        raw[1..raw.len() - 1].to_owned()
-                    };
-                    if key.starts_with(RESERVED_PREFIX) {
-                        return Err(KeyProblem::Reserved);
-                    }
-                    if keys.contains(&key) {
-                        return Err(KeyProblem::Repeated(key));
-                    }
-                    keys.insert(key);
+            Mark::String { start, end } if walk.peek() == Some(&Mark::Colon) => {
+                let Some(Some(keys)) = open.last_mut() else {
+                    continue;
+                };
+                let raw = &text[start..end];
+                let key = if raw.contains('\\') {
+                    serde_json::from_str::<String>(raw).unwrap_or_default()
+                } else {
+                    raw.get(1..raw.len().saturating_sub(1))
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                if key.starts_with(RESERVED_PREFIX) {
+                    return Err(KeyProblem::Reserved);
                 }
-                i = end;
-                continue;
+                if keys.contains(&key) {
+                    return Err(KeyProblem::Repeated(key));
+                }
+                keys.insert(key);
             }
             _ => {}
         }
-        i += 1;
     }
     Ok(())
-}
-
-/// The index just past the string that opens at `start`.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    bytes.len()
 }
 
 #[cfg(test)]

@@ -14,11 +14,14 @@
 //!   moment it exists ([`learn`] and [`learn_basic`] register values held in other types).
 //! - [`Secrets`]: every secret of a call in one value, plus every secret the process knows; [`Secrets::shown`] is the one step
 //!   a peer's text takes before it is shown anywhere (redacted, terminal-safe, bounded).
+//! - [`marks`]: one walk over JSON text outside its strings, for scans that read its
+//!   structure without parsing it (members, depth, keys).
 //! - [`repair_lone_surrogates`]: `\uD83D`-style escapes without their other half turned
 //!   into U+FFFD, so a result cut inside an emoji still decodes.
 
 mod cut;
 mod known;
+pub mod marks;
 mod redact;
 mod secrets;
 mod surrogate;

@@ -287,27 +287,6 @@ pub(super) fn members(value: &Value) -> usize {
     }
 }
 
-/// How many colons `json` (valid JSON) has outside its strings: one per object member
-/// written, so more than [`members`] of its parsed value means a key written twice.
-pub(super) fn colons(json: &str) -> usize {
-    let (mut count, mut in_string, mut escaped) = (0, false, false);
-    for &byte in json.as_bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-        } else if byte == b'"' {
-            in_string = true;
-        } else if byte == b':' {
-            count += 1;
-        }
-    }
-    count
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,7 +145,7 @@ impl Secrets {
                 }
                 // The parsed value hides what a key written twice held before its last
                 // value: such text is given as the value it parsed to, which was searched.
-                if super::redact::members(&value) != super::redact::colons(raw.get()) {
+                if super::redact::members(&value) != super::marks::colons(raw.get()) {
                     return serde_json::value::to_raw_value(&value).ok();
                 }
                 match self.redact(raw.get()) {

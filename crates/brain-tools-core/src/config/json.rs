@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use brain_mcp_proto::text::marks::nesting;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -55,33 +56,6 @@ const ABOVE_SCHEMA: usize = 3;
 /// same): scanning every binding's schema cost 16% of a 10k-binding load.
 pub(crate) fn schema_too_deep(text: &str) -> bool {
     ABOVE_SCHEMA + nesting(text) > MAX_NESTING
-}
-
-/// How deeply `json` (valid JSON) nests arrays and objects; brackets inside strings do
-/// not count.
-fn nesting(json: &str) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &byte in json.as_bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 /// The root keys whose values [`Root::others`] keeps.
