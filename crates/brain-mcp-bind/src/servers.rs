@@ -3,8 +3,9 @@
 //! what an outcome does; this table only keeps the states, reports health changes, and
 //! lets HTTP calls through the breaker with a [`Ticket`].
 //!
-//! While no server is failing, a call that reached its server records nothing and its
-//! admission costs one atomic load: a lock is taken only for the era lookup.
+//! While no HTTP server is failing, a call that reached its server records nothing and
+//! its admission costs one atomic load: a lock is taken only for the era lookup. A
+//! child's health never slows HTTP calls down.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,16 +18,29 @@ use brain_mcp_proto::client::{Effect, Era, Outcome, ServerKind, ServerState};
 use crate::breaker::BreakerOpen;
 use crate::observe;
 
-/// HTTP servers tracked at most; past it, those in good health are forgotten (their era
-/// is probed again). Managed children are never forgotten while their server lives.
+/// Servers tracked at most. Past it, HTTP servers whose breaker is closed are forgotten
+/// (their era is probed again at their next call); if the open ones alone still fill the
+/// table, they go too (their calls are let through again). Managed children stay while
+/// their server lives. Either way the forgetting happens at most once per `MAX_SERVERS`
+/// new servers.
 const MAX_SERVERS: usize = 4096;
 
 /// The servers of a client.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Servers {
     map: Mutex<HashMap<String, ServerState>>,
-    /// Servers with failures since their last success, readable without the lock.
+    /// HTTP servers with failures since their last success, readable without the lock.
     failing: AtomicUsize,
+}
+
+impl std::fmt::Debug for Servers {
+    /// How many servers it knows, never their keys (an HTTP server's key is its URL,
+    /// whose query may hold a key).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known = self.lock().len();
+        let failing = self.failing.load(Ordering::Relaxed);
+        write!(f, "Servers({known} known, {failing} failing)")
+    }
 }
 
 /// An attempt on a server let through: report how it went with [`Ticket::record`]; a
@@ -63,13 +77,21 @@ impl Servers {
     /// Runs `f` on the state of `key`, made for a server of `kind` if there is none.
     fn with<T>(&self, key: &str, kind: ServerKind, f: impl FnOnce(&mut ServerState) -> T) -> T {
         let mut map = self.lock();
-        if !map.contains_key(key) && map.len() >= MAX_SERVERS {
-            // Failing servers all stay, so the count of them does not change.
-            map.retain(|_, s| s.kind() == ServerKind::Process || failing(s));
+        if !map.contains_key(key) {
+            if map.len() >= MAX_SERVERS {
+                map.retain(|_, s| s.kind() == ServerKind::Process || s.is_bad());
+                if map.len() >= MAX_SERVERS / 2 {
+                    map.retain(|_, s| s.kind() == ServerKind::Process);
+                }
+                let count = map.values().filter(|s| failing(s)).count();
+                self.failing.store(count, Ordering::Release);
+            }
+            map.insert(key.to_owned(), ServerState::new(kind));
         }
-        let state = map
-            .entry(key.to_owned())
-            .or_insert_with(|| ServerState::new(kind));
+        // Inserted above when missing; were it not, a state of its own decides alone.
+        let Some(state) = map.get_mut(key) else {
+            return f(&mut ServerState::new(kind));
+        };
         let before = failing(state);
         let out = f(state);
         match (before, failing(state)) {
@@ -99,18 +121,26 @@ impl Servers {
         outcome: Outcome,
         started: Instant,
     ) -> Effect {
-        // The common case, a healthy server that worked, touches nothing.
-        if matches!(outcome, Outcome::Worked | Outcome::Answered)
-            && self.failing.load(Ordering::Acquire) == 0
-        {
-            return Effect::Nothing;
+        // The common cases touch nothing: an HTTP server that answered while none is
+        // failing, a call on a running child that failed (its health is its life).
+        let healthy = self.failing.load(Ordering::Acquire) == 0;
+        match (kind, outcome) {
+            (ServerKind::Http, Outcome::Worked | Outcome::Answered) if healthy => {
+                return Effect::Nothing;
+            }
+            (ServerKind::Process, Outcome::Answered) => return Effect::Nothing,
+            _ => {}
         }
-        let effect = self.with(key, kind, |s| s.record(outcome, started, Instant::now()));
+        let (effect, was_bad, is_bad) = self.with(key, kind, |s| {
+            let was_bad = s.is_bad();
+            let effect = s.record(outcome, started, Instant::now());
+            (effect, was_bad, s.is_bad())
+        });
         if kind == ServerKind::Http {
-            match effect {
-                Effect::Cooling { .. } => observe::breaker(origin, "open"),
-                Effect::Recovered => observe::breaker(origin, "closed"),
-                _ => {}
+            if matches!(effect, Effect::Cooling { .. }) {
+                observe::breaker(origin, "open");
+            } else if was_bad && !is_bad {
+                observe::breaker(origin, "closed");
             }
         }
         effect
@@ -163,7 +193,8 @@ impl Servers {
     ) -> Result<Ticket<'a>, BreakerOpen> {
         let mut ticket = self.ticket(key, kind, origin);
         ticket.started = now;
-        if self.failing.load(Ordering::Acquire) == 0 {
+        // Only an HTTP server's health refuses exchanges.
+        if kind == ServerKind::Process || self.failing.load(Ordering::Acquire) == 0 {
             return Ok(ticket);
         }
         let mut map = self.lock();
@@ -212,9 +243,9 @@ impl Drop for Ticket<'_> {
     }
 }
 
-/// Whether a server has failed since its last success.
+/// Whether an HTTP server has failed since its last success.
 fn failing(state: &ServerState) -> bool {
-    state.health().streak() > 0
+    state.kind() == ServerKind::Http && state.health().streak() > 0
 }
 
 #[cfg(test)]
@@ -279,6 +310,54 @@ mod tests {
     }
 
     #[test]
+    fn a_trial_answered_with_a_stale_era_closes_the_breaker() {
+        let servers = Servers::default();
+        servers.learned("k", HTTP, Era::Handshake);
+        let t0 = Instant::now();
+        for _ in 0..Policy::BREAKER.trip_after {
+            servers
+                .admit_at("k", HTTP, "o", t0)
+                .unwrap()
+                .record(Outcome::Unreachable);
+        }
+        let until = servers.lock()["k"].health().until().unwrap();
+        let trial = servers.admit_at("k", HTTP, "o", until).unwrap();
+        assert_eq!(trial.record(Outcome::Stale), Effect::Reprobe);
+        assert!(
+            servers.admit("k", HTTP, "o").is_ok(),
+            "closed by the answer"
+        );
+        assert_eq!(servers.failing.load(Ordering::Acquire), 0);
+        assert_eq!(servers.era("k"), None);
+    }
+
+    #[test]
+    fn debug_shows_counts_never_a_server() {
+        let servers = Servers::default();
+        servers.learned("https://h.example/mcp?key=k-123", HTTP, Era::Handshake);
+        let shown = format!("{servers:?}");
+        assert_eq!(shown, "Servers(1 known, 0 failing)");
+    }
+
+    #[test]
+    fn a_crashed_child_leaves_http_calls_on_the_fast_path() {
+        let servers = Servers::default();
+        let now = Instant::now();
+        servers.record("child", ServerKind::Process, "stdio:c", Outcome::Ended, now);
+        assert_eq!(servers.failing.load(Ordering::Acquire), 0);
+        assert_eq!(servers.start_after("child").1, 1);
+        // A call that worked on it resets its backoff.
+        servers.record(
+            "child",
+            ServerKind::Process,
+            "stdio:c",
+            Outcome::Worked,
+            now,
+        );
+        assert_eq!(servers.start_after("child").0, None);
+    }
+
+    #[test]
     fn an_era_is_kept_per_server_and_a_stale_one_forgotten() {
         let servers = Servers::default();
         servers.learned("a", HTTP, Era::Handshake);
@@ -293,16 +372,37 @@ mod tests {
     }
 
     #[test]
-    fn healthy_http_servers_are_forgotten_past_the_bound_but_children_and_failing_ones_stay() {
+    fn the_table_stays_bounded_whatever_servers_fail() {
         let servers = Servers::default();
         servers.learned("child", ServerKind::Process, Era::Handshake);
         let now = Instant::now();
-        servers.record("down", HTTP, "o", Outcome::Unreachable, now);
+        // A server that failed once but never tripped is forgotten like a healthy one;
+        // an open breaker stays while there is room.
+        servers.record("once", HTTP, "o", Outcome::Unreachable, now);
+        for _ in 0..Policy::BREAKER.trip_after {
+            servers.record("down", HTTP, "o", Outcome::Unreachable, now);
+        }
         for i in 0..MAX_SERVERS {
             servers.learned(&format!("s{i}"), HTTP, Era::Handshake);
         }
+        {
+            let map = servers.lock();
+            assert!(map.len() <= MAX_SERVERS);
+            assert!(map.contains_key("child") && map.contains_key("down"));
+            assert!(!map.contains_key("once"));
+        }
+        assert_eq!(servers.failing.load(Ordering::Acquire), 1);
+        // Open breakers alone filling the table go too.
+        for i in 0..2 * MAX_SERVERS {
+            let key = format!("d{i}");
+            for _ in 0..Policy::BREAKER.trip_after {
+                servers.record(&key, HTTP, "o", Outcome::Unreachable, now);
+            }
+        }
         let map = servers.lock();
-        assert!(map.len() <= MAX_SERVERS);
-        assert!(map.contains_key("child") && map.contains_key("down"));
+        assert!(map.len() <= MAX_SERVERS, "{}", map.len());
+        assert!(map.contains_key("child"));
+        let failing = map.values().filter(|s| failing(s)).count();
+        assert_eq!(servers.failing.load(Ordering::Acquire), failing);
     }
 }

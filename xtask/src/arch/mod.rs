@@ -21,7 +21,8 @@ const RULES: &[(&str, &[&str])] = &[
         "brain-mcp-proto",
         &["tokio", "hyper", "hyper-util", "http", "rustls", "mio"],
     ),
-    // The policy layer uses the protocol crate for its URL type only (`EndpointUrl`);
+    // The policy layer uses the protocol crate for its URL type (`EndpointUrl`) and its
+    // walk over JSON text (`text::marks`) only;
     // proto is IO-free, so the policy layer stays free of HTTP and IO crates.
     (
         "brain-tools-core",

@@ -171,7 +171,8 @@ impl ServerState {
     ///   counts nothing (its end, if it ended, is reported as [`Outcome::Ended`] by
     ///   whoever saw it end); an end counts toward the restart backoff and restarts what
     ///   the era keeps running.
-    /// - A stale era is forgotten whatever the kind.
+    /// - A stale era is forgotten whatever the kind; over HTTP it is an answer too, so it
+    ///   heals the server (it may be the breaker's trial, whose outcome must end it).
     pub fn record(&mut self, outcome: Outcome, started: Instant, now: Instant) -> Effect {
         match (self.kind, outcome) {
             (_, Outcome::Worked) | (ServerKind::Http, Outcome::Answered) => {
@@ -195,8 +196,11 @@ impl ServerState {
                 }
             }
             (ServerKind::Process, Outcome::Answered) => Effect::Nothing,
-            (_, Outcome::Stale) => {
+            (kind, Outcome::Stale) => {
                 self.era = None;
+                if kind == ServerKind::Http {
+                    self.health.succeeded();
+                }
                 Effect::Reprobe
             }
             (_, Outcome::Abandoned) => {
@@ -325,6 +329,30 @@ mod tests {
                 after: Some(t2 + Policy::RESTART.first),
                 sessions: Sessions::PooledChild,
             }
+        );
+    }
+
+    #[test]
+    fn a_trial_answered_with_a_stale_era_closes_the_breaker() {
+        let mut s = ServerState::new(ServerKind::Http);
+        s.learned(V2026);
+        let t0 = Instant::now();
+        for _ in 0..Policy::BREAKER.trip_after {
+            s.record(Outcome::Unreachable, t0, t0);
+        }
+        let until = t0 + Policy::BREAKER.first;
+        assert_eq!(s.admit(until), Admit::Trial);
+        assert_eq!(s.record(Outcome::Stale, until, until), Effect::Reprobe);
+        assert!(!s.is_bad());
+        assert_eq!(s.admit(until), Admit::Go);
+        // And an ordinary stale answer resets the count like any answer.
+        for _ in 1..Policy::BREAKER.trip_after {
+            s.record(Outcome::Unreachable, until, until);
+        }
+        s.record(Outcome::Stale, until, until);
+        assert_eq!(
+            s.record(Outcome::Unreachable, until, until),
+            Effect::Nothing
         );
     }
 
