@@ -6,13 +6,73 @@ use brain_mcp_proto::mcp::{CallToolResult, ContentBlock as McpBlock};
 use brain_tools_core::{ContentBlock, JsonText, ToolOutput};
 use serde_json::value::RawValue;
 
-/// Why a result cannot be turned into Brain output.
+/// Why a result cannot be turned into Brain output: which content block, and what is
+/// wrong with it. The server's words it carries (a type, a media type, a parser's
+/// complaint) are cut and redacted where the message is made (`driver::safe`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ConvertError {
-    /// A content block Brain does not carry (audio, resource link, embedded resource, unknown).
-    Unsupported(String),
-    /// The result is malformed.
-    Malformed(String),
+    /// A content block Brain does not carry (audio, resource link, embedded resource,
+    /// unknown): its index and its type, as sent.
+    Unsupported {
+        /// Its index in `content`.
+        index: usize,
+        /// Its type.
+        kind: String,
+    },
+    /// A content block that is malformed: its index, and how.
+    Malformed {
+        /// Its index in `content`.
+        index: usize,
+        /// How.
+        how: Malformed,
+    },
+}
+
+/// How a content block is malformed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    /// An image whose `mimeType` is not `image/...` (as sent).
+    NotImageType(String),
+    /// An image with no data.
+    EmptyImage,
+    /// An image whose data is not base64.
+    NotBase64,
+    /// A block without a type.
+    NoType,
+    /// A block of a type MCP defines that does not parse as one: its type, and the
+    /// parser's words.
+    Block {
+        /// Its type.
+        kind: String,
+        /// What the parse said.
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unsupported { index, kind } => write!(
+                f,
+                "content[{index}] has type {kind:?}; Brain carries only text, image and \
+                 structured results"
+            ),
+            Self::Malformed { index, how } => match how {
+                Malformed::NotImageType(mime) => write!(
+                    f,
+                    "content[{index}]: an image block's mimeType must be image/..., not {mime:?}"
+                ),
+                Malformed::EmptyImage => write!(f, "content[{index}]: the image data is empty"),
+                Malformed::NotBase64 => {
+                    write!(f, "content[{index}]: the image data is not valid base64")
+                }
+                Malformed::NoType => write!(f, "content[{index}] has no type"),
+                Malformed::Block { kind, detail } => {
+                    write!(f, "content[{index}] is a malformed {kind} block: {detail}")
+                }
+            },
+        }
+    }
 }
 
 /// Converts a `tools/call` result the core has read and checked.
@@ -39,24 +99,15 @@ pub(crate) fn block_of(index: usize, block: &McpBlock) -> Result<ContentBlock, C
     match block {
         McpBlock::Text(t) => Ok(ContentBlock::text(t.text.clone())),
         McpBlock::Image(image) => {
+            let malformed = |how| ConvertError::Malformed { index, how };
             if !is_image_type(&image.mime_type) {
-                return Err(ConvertError::Malformed(format!(
-                    "content[{index}]: an image block's mimeType must be image/..., not {:?}",
-                    image.mime_type
-                )));
+                let mime = image.mime_type.clone();
+                return Err(malformed(Malformed::NotImageType(mime)));
             }
             match image.decode_data() {
                 Ok(bytes) if !bytes.is_empty() => {}
-                Ok(_) => {
-                    return Err(ConvertError::Malformed(format!(
-                        "content[{index}]: the image data is empty"
-                    )));
-                }
-                Err(_) => {
-                    return Err(ConvertError::Malformed(format!(
-                        "content[{index}]: the image data is not valid base64"
-                    )));
-                }
+                Ok(_) => return Err(malformed(Malformed::EmptyImage)),
+                Err(_) => return Err(malformed(Malformed::NotBase64)),
             }
             Ok(ContentBlock::Image {
                 data: image.data.clone(),
@@ -66,24 +117,20 @@ pub(crate) fn block_of(index: usize, block: &McpBlock) -> Result<ContentBlock, C
         McpBlock::Unknown(raw) => {
             let kind = block.type_name();
             if kind.is_empty() {
-                return Err(ConvertError::Malformed(format!(
-                    "content[{index}] has no type"
-                )));
+                let how = Malformed::NoType;
+                return Err(ConvertError::Malformed { index, how });
             }
             if KNOWN_TYPES.contains(&kind.as_str()) {
-                return Err(ConvertError::Malformed(format!(
-                    "content[{index}] is a malformed {kind} block: {}",
-                    why_malformed(&kind, raw)
-                )));
+                let detail = why_malformed(&kind, raw);
+                let how = Malformed::Block { kind, detail };
+                return Err(ConvertError::Malformed { index, how });
             }
-            Err(ConvertError::Unsupported(format!(
-                "content[{index}] has type {kind:?}; Brain carries only text, image and structured results"
-            )))
+            Err(ConvertError::Unsupported { index, kind })
         }
-        other => Err(ConvertError::Unsupported(format!(
-            "content[{index}] has type {:?}; Brain carries only text, image and structured results",
-            other.type_name()
-        ))),
+        other => Err(ConvertError::Unsupported {
+            index,
+            kind: other.type_name(),
+        }),
     }
 }
 
@@ -170,7 +217,8 @@ mod tests {
         ] {
             let err = output(&format!(r#"{{"content":[{block}]}}"#)).expect_err("unsupported");
             assert!(
-                matches!(&err, ConvertError::Unsupported(m) if m.starts_with("content[0] has type")),
+                matches!(&err, ConvertError::Unsupported { index: 0, .. })
+                    && err.to_string().starts_with("content[0] has type"),
                 "{err:?}"
             );
         }
@@ -218,7 +266,8 @@ mod tests {
         ] {
             let err = output(&format!(r#"{{"content":[{block}]}}"#)).expect_err("malformed");
             assert!(
-                matches!(&err, ConvertError::Malformed(m) if m.contains(says)),
+                matches!(&err, ConvertError::Malformed { index: 0, .. })
+                    && err.to_string().contains(says),
                 "{block}: {err:?}"
             );
         }

@@ -220,7 +220,7 @@ impl DriverError {
                 Cause::Core(CallError::Rpc { .. } | CallError::TaskRequired) => ErrorKind::RpcError,
                 Cause::Core(CallError::SessionExpired) => ErrorKind::ConnectionLost,
                 Cause::Core(CallError::NeedsInput(_)) => ErrorKind::UserInputRequired,
-                Cause::Content(ConvertError::Unsupported(_)) => ErrorKind::UnsupportedContent,
+                Cause::Content(ConvertError::Unsupported { .. }) => ErrorKind::UnsupportedContent,
                 _ => ErrorKind::ProtocolError,
             },
         }
@@ -283,7 +283,7 @@ impl DriverError {
                 "the server did not answer initialize in time{}",
                 safe(stderr)
             ),
-            Cause::Content(ConvertError::Unsupported(m) | ConvertError::Malformed(m)) => safe(m),
+            Cause::Content(e) => safe(&e.to_string()),
         }
     }
 
