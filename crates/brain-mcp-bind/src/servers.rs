@@ -3,9 +3,10 @@
 //! what an outcome does; this table only keeps the states, reports health changes, and
 //! lets HTTP calls through the breaker with a [`Ticket`].
 //!
-//! While no HTTP server is failing, a call that reached its server records nothing and
-//! its admission costs one atomic load: a lock is taken only for the era lookup. A
-//! child's health never slows HTTP calls down.
+//! While no server of its kind is failing, a call that reached its server records nothing
+//! and its admission costs one atomic load: a lock is taken only for the era lookup. A
+//! child's health never slows HTTP calls down, nor an HTTP server's a child's. Telemetry
+//! is written after the lock is let go.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,10 +20,12 @@ use crate::breaker::BreakerOpen;
 use crate::observe;
 
 /// Servers tracked at most. Past it, HTTP servers whose breaker is closed are forgotten
-/// (their era is probed again at their next call); if the open ones alone still fill the
-/// table, they go too (their calls are let through again). Managed children stay while
-/// their server lives. Either way the forgetting happens at most once per `MAX_SERVERS`
-/// new servers.
+/// (their era is probed again at their next call); if the open ones still fill half the
+/// table, they go too (their calls are let through again: memory stays bounded, at the
+/// price of breakers a flood of failing URLs can flush). Managed children stay while their
+/// server lives (the application adds them, a server cannot). So a pass over the table
+/// comes at most once per `MAX_SERVERS / 2` new servers, while children fill less than
+/// half of it.
 const MAX_SERVERS: usize = 4096;
 
 /// The servers of a client.
@@ -31,6 +34,8 @@ pub(crate) struct Servers {
     map: Mutex<HashMap<String, ServerState>>,
     /// HTTP servers with failures since their last success, readable without the lock.
     failing: AtomicUsize,
+    /// Children with crashes since their server's last success, likewise.
+    crashed: AtomicUsize,
 }
 
 impl std::fmt::Debug for Servers {
@@ -44,8 +49,8 @@ impl std::fmt::Debug for Servers {
 }
 
 /// An attempt on a server let through: report how it went with [`Ticket::record`]; a
-/// trial's ticket dropped unreported (a cancelled call) frees the trial.
-#[derive(Debug)]
+/// trial's ticket dropped unreported (a cancelled call) frees the trial. Its `Debug` names
+/// the server by origin (the key of an HTTP server is its URL, whose query may hold a key).
 pub(crate) struct Ticket<'a> {
     servers: &'a Servers,
     key: &'a str,
@@ -59,7 +64,25 @@ pub(crate) struct Ticket<'a> {
     reported: bool,
 }
 
+impl std::fmt::Debug for Ticket<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ticket")
+            .field("origin", &self.origin)
+            .field("kind", &self.kind)
+            .field("trial", &self.trial)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Servers {
+    /// Servers of `kind` that failed since their last success.
+    fn counter(&self, kind: ServerKind) -> &AtomicUsize {
+        match kind {
+            ServerKind::Process => &self.crashed,
+            _ => &self.failing,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<String, ServerState>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -83,8 +106,13 @@ impl Servers {
                 if map.len() >= MAX_SERVERS / 2 {
                     map.retain(|_, s| s.kind() == ServerKind::Process);
                 }
-                let count = map.values().filter(|s| failing(s)).count();
-                self.failing.store(count, Ordering::Release);
+                for kind in [ServerKind::Http, ServerKind::Process] {
+                    let count = map
+                        .values()
+                        .filter(|s| s.kind() == kind && failing(s))
+                        .count();
+                    self.counter(kind).store(count, Ordering::Release);
+                }
             }
             map.insert(key.to_owned(), ServerState::new(kind));
         }
@@ -94,9 +122,10 @@ impl Servers {
         };
         let before = failing(state);
         let out = f(state);
+        let counter = self.counter(state.kind());
         match (before, failing(state)) {
-            (false, true) => self.failing.fetch_add(1, Ordering::AcqRel),
-            (true, false) => self.failing.fetch_sub(1, Ordering::AcqRel),
+            (false, true) => counter.fetch_add(1, Ordering::AcqRel),
+            (true, false) => counter.fetch_sub(1, Ordering::AcqRel),
             _ => 0,
         };
         out
@@ -105,8 +134,8 @@ impl Servers {
     /// Forgets the server `key` (a managed server that is gone).
     pub(crate) fn forget(&self, key: &str) {
         let mut map = self.lock();
-        if map.remove(key).is_some_and(|s| failing(&s)) {
-            self.failing.fetch_sub(1, Ordering::AcqRel);
+        if let Some(state) = map.remove(key).filter(failing) {
+            self.counter(state.kind()).fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -121,13 +150,14 @@ impl Servers {
         outcome: Outcome,
         started: Instant,
     ) -> Effect {
-        // The common cases touch nothing: an HTTP server that answered while none is
-        // failing, a call on a running child that failed (its health is its life).
-        let healthy = self.failing.load(Ordering::Acquire) == 0;
+        // The common cases touch nothing: a server that answered while none of its kind
+        // is failing, a call on a running child that failed (its health is its life).
+        let healthy = self.counter(kind).load(Ordering::Acquire) == 0;
         match (kind, outcome) {
             (ServerKind::Http, Outcome::Worked | Outcome::Answered) if healthy => {
                 return Effect::Nothing;
             }
+            (ServerKind::Process, Outcome::Worked) if healthy => return Effect::Nothing,
             (ServerKind::Process, Outcome::Answered) => return Effect::Nothing,
             _ => {}
         }
@@ -197,18 +227,21 @@ impl Servers {
         if kind == ServerKind::Process || self.failing.load(Ordering::Acquire) == 0 {
             return Ok(ticket);
         }
-        let mut map = self.lock();
-        let Some(state) = map.get_mut(key) else {
-            return Ok(ticket);
+        let admit = {
+            let mut map = self.lock();
+            let Some(state) = map.get_mut(key) else {
+                return Ok(ticket);
+            };
+            (state.admit(now), state.health().since())
         };
-        match state.admit(now) {
-            Admit::Trial => {
+        match admit {
+            (Admit::Trial, _) => {
                 ticket.trial = true;
                 observe::breaker(origin, "half_open");
             }
-            Admit::Wait { until, trial } => {
+            (Admit::Wait { until, trial }, since) => {
                 // The wall-clock time the server turned unreachable, for the message.
-                let since = state.health().since().unwrap_or(now);
+                let since = since.unwrap_or(now);
                 return Err(BreakerOpen {
                     origin: origin.to_owned(),
                     since: SystemTime::now() - now.saturating_duration_since(since),
@@ -243,9 +276,9 @@ impl Drop for Ticket<'_> {
     }
 }
 
-/// Whether an HTTP server has failed since its last success.
+/// Whether a server has failed since its last success.
 fn failing(state: &ServerState) -> bool {
-    state.kind() == ServerKind::Http && state.health().streak() > 0
+    state.health().streak() > 0
 }
 
 #[cfg(test)]
@@ -345,6 +378,7 @@ mod tests {
         let now = Instant::now();
         servers.record("child", ServerKind::Process, "stdio:c", Outcome::Ended, now);
         assert_eq!(servers.failing.load(Ordering::Acquire), 0);
+        assert_eq!(servers.crashed.load(Ordering::Acquire), 1);
         assert_eq!(servers.start_after("child").1, 1);
         // A call that worked on it resets its backoff.
         servers.record(
@@ -355,6 +389,14 @@ mod tests {
             now,
         );
         assert_eq!(servers.start_after("child").0, None);
+        assert_eq!(servers.crashed.load(Ordering::Acquire), 0);
+        // A ticket names its server by origin, never by key.
+        let ticket = servers.ticket("https://h.example/mcp?key=k-123", HTTP, "https://h.example");
+        let shown = format!("{ticket:?}");
+        assert!(
+            shown.contains("https://h.example") && !shown.contains("k-123"),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -402,7 +444,10 @@ mod tests {
         let map = servers.lock();
         assert!(map.len() <= MAX_SERVERS, "{}", map.len());
         assert!(map.contains_key("child"));
-        let failing = map.values().filter(|s| failing(s)).count();
+        let failing = map
+            .values()
+            .filter(|s| s.kind() == HTTP && failing(s))
+            .count();
         assert_eq!(servers.failing.load(Ordering::Acquire), failing);
     }
 }

@@ -30,13 +30,33 @@ pub(crate) fn code_of(text: &str) -> String {
         .join("\n")
 }
 
-/// Where the first `#[cfg(test)]` that opens an inline module (`mod name {`) starts.
+/// Where the first `#[cfg(test)]` that starts a line and opens an inline module starts
+/// (`mod name {`, after any further attributes and a visibility).
 fn inline_test_module(code: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = code[from..].find("#[cfg(test)]") {
         let start = from + at;
-        let after = code[start + "#[cfg(test)]".len()..].trim_start();
-        let after = after.strip_prefix("pub ").unwrap_or(after);
+        from = start + 1;
+        let line_start = code[..start].rfind('\n').map_or(0, |n| n + 1);
+        if !code[line_start..start].trim().is_empty() {
+            continue;
+        }
+        let mut after = code[start + "#[cfg(test)]".len()..].trim_start();
+        // Further attributes (`#[allow(..)]`) may stand between it and the module.
+        while let Some(attribute) = after.strip_prefix("#[") {
+            let Some(end) = attribute.find(']') else {
+                break;
+            };
+            after = attribute[end + 1..].trim_start();
+        }
+        if let Some(rest) = after.strip_prefix("pub") {
+            let rest = rest.trim_start();
+            after = match rest.strip_prefix('(') {
+                Some(scope) => scope.find(')').map_or(rest, |end| &scope[end + 1..]),
+                None => rest,
+            }
+            .trim_start();
+        }
         let inline = after.strip_prefix("mod ").is_some_and(|rest| {
             let name_end = rest
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -46,15 +66,16 @@ fn inline_test_module(code: &str) -> Option<usize> {
         if inline {
             return Some(start);
         }
-        from = start + 1;
     }
     None
 }
 
-/// The index just past the block whose `{` is at `open`, braces inside string and char
-/// literals and comments not counted; the end of `code` if it never closes.
+/// The index just past the block whose `{` is at `open`, braces inside string, raw string
+/// and char literals and inside comments (nested block comments too) not counted; the end
+/// of `code` if it never closes.
 fn block_end(code: &str, open: usize) -> usize {
     let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let (mut depth, mut i) = (0usize, open);
     while i < bytes.len() {
         match bytes[i] {
@@ -69,13 +90,19 @@ fn block_end(code: &str, open: usize) -> usize {
                 i += code[i..].find('\n').unwrap_or(code.len() - i);
                 continue;
             }
-            b'r' if matches!(bytes.get(i + 1), Some(b'"' | b'#'))
-                && !bytes[..i]
-                    .last()
-                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') =>
-            {
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = comment_end(bytes, i);
+                continue;
+            }
+            // A raw string: `r`, `br` or `cr`, then hashes and a quote.
+            b'r' if matches!(bytes.get(i + 1), Some(b'"' | b'#')) => {
+                let prefix_start = match i.checked_sub(1).map(|p| bytes[p]) {
+                    Some(b'b' | b'c') => i - 1,
+                    _ => i,
+                };
+                let before = prefix_start.checked_sub(1).map(|p| bytes[p]);
                 let hashes = bytes[i + 1..].iter().take_while(|b| **b == b'#').count();
-                if bytes.get(i + 1 + hashes) == Some(&b'"') {
+                if !before.is_some_and(ident) && bytes.get(i + 1 + hashes) == Some(&b'"') {
                     let close = format!("\"{}", "#".repeat(hashes));
                     let body = i + 2 + hashes;
                     i = code[body..]
@@ -90,17 +117,45 @@ fn block_end(code: &str, open: usize) -> usize {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
             }
-            // A char literal ('{', '\''), not a lifetime ('a).
-            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            // A char literal ('{', '\'', '\u{7b}', 'é'), not a lifetime ('a).
             b'\'' if bytes.get(i + 1) == Some(&b'\\') => {
                 i += 3;
                 while i < bytes.len() && bytes[i] != b'\'' {
                     i += 1;
                 }
             }
+            b'\'' => {
+                let width = code[i + 1..].chars().next().map_or(0, char::len_utf8);
+                if width > 0 && bytes.get(i + 1 + width) == Some(&b'\'') {
+                    i += 1 + width;
+                }
+            }
             _ => {}
         }
         i += 1;
+    }
+    bytes.len()
+}
+
+/// The index just past the block comment that opens at `start` (`/*`), nested ones
+/// included; the end of `bytes` if it never closes.
+fn comment_end(bytes: &[u8], start: usize) -> usize {
+    let (mut depth, mut i) = (0usize, start);
+    while i + 1 < bytes.len() {
+        match (bytes[i], bytes[i + 1]) {
+            (b'/', b'*') => {
+                depth += 1;
+                i += 2;
+            }
+            (b'*', b'/') => {
+                depth = depth.saturating_sub(1);
+                i += 2;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => i += 1,
+        }
     }
     bytes.len()
 }
@@ -314,6 +369,30 @@ pub(crate) fn names_word(code: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comments_raw_strings_and_chars_do_not_end_a_test_module() {
+        for inside in [
+            "/* { */",
+            "/* } */",
+            "/* /* } */ } */",
+            "const B: &[u8] = br#\"a\"{\"#;",
+            "const P: &[u8] = br\"C:\\\";",
+            "const C: [char; 2] = ['é', '{'];",
+            "const U: char = '\\u{7b}';",
+            "fn f<'a>(x: &'a str) -> &'a str { x }",
+        ] {
+            let text = format!(
+                "fn a() {{}}\n#[cfg(test)]\n#[allow(dead_code)]\npub(crate) mod tests {{\n    {inside}\n    fn t() {{ Era::Handshake; }}\n}}\nfn after() {{ Health::new(); }}\n"
+            );
+            let code = code_of(&text);
+            assert!(code.contains("Health::new"), "{inside}: {code}");
+            assert!(!code.contains("Era::Handshake"), "{inside}: {code}");
+        }
+        // Only an attribute that starts a line opens a test module.
+        let text = "/// `#[cfg(test)] mod x {` in a comment\nfn f() { Health::new(); }\n";
+        assert!(code_of(text).contains("Health::new"));
+    }
 
     #[test]
     fn code_after_an_inline_test_module_is_still_read() {
