@@ -630,7 +630,9 @@ impl Lease {
     ) -> Result<Response<Incoming>, Failure> {
         loop {
             match &mut self.held {
-                Held::Connect => self.connect(uri).await?,
+                // Boxed: a connect (connector, TLS, handshake) is a large future that
+                // most requests never poll, and unboxed it would be moved with every one.
+                Held::Connect => Box::pin(self.connect(uri)).await?,
                 Held::Conn(Sender::H1(sender), _) => {
                     if sender.ready().await.is_ok() {
                         break;
