@@ -169,6 +169,8 @@ struct Origin {
     queue: VecDeque<Waiter>,
     /// Foreground requests among them.
     waiting_calls: usize,
+    /// Overdue requests among them.
+    overdue: usize,
     /// The next waiter's number.
     next: u64,
 }
@@ -248,27 +250,51 @@ impl Origin {
 
     /// Hands what is free to the oldest waiting requests that may use it; a request
     /// that may not go yet (a background one's rule is stricter) does not hold up a
-    /// younger one that may.
+    /// younger one that may. Once a kind of request may not go, no later one of that
+    /// kind may either (handing something out only makes the rules stricter), so the
+    /// queue is read past it only for overdue requests.
     fn dispatch(&mut self, https: bool, now: Instant, rules: Rules, stale: &mut Vec<Idle>) {
+        // Foreground, background: a request of the kind found nothing it may have.
+        let mut blocked = [false; 2];
         let mut i = 0;
         while let Some(w) = self.queue.get(i) {
-            let ask = (w.background, w.overdue, true);
-            let Some(held) = self.grant(https, ask, now, rules, stale) else {
-                if self.h2.is_some() {
-                    return; // every waiting request needs room on the h2 connection
+            let (background, overdue) = (w.background, w.overdue);
+            let kind = usize::from(background);
+            if blocked[kind] && !overdue {
+                if blocked[0] && blocked[1] && self.overdue == 0 {
+                    return;
                 }
+                i += 1;
+                continue;
+            }
+            let ask = (background, overdue, true);
+            let Some(held) = self.grant(https, ask, now, rules, stale) else {
+                if self.h2.is_some() || overdue {
+                    // Every waiting request needs room on the h2 connection, or waits
+                    // for the first connect to an origin of unknown protocol.
+                    return;
+                }
+                blocked[kind] = true;
                 i += 1;
                 continue;
             };
             let Some(w) = self.queue.remove(i) else {
                 return;
             };
-            if !w.background {
-                self.waiting_calls = self.waiting_calls.saturating_sub(1);
-            }
+            self.left(&w);
             if let Err(held) = w.tx.send(held) {
                 self.give_back(held, w.background, false, rules, stale);
             }
+        }
+    }
+
+    /// Counts `w` out of the queue (it was removed).
+    fn left(&mut self, w: &Waiter) {
+        if !w.background {
+            self.waiting_calls = self.waiting_calls.saturating_sub(1);
+        }
+        if w.overdue {
+            self.overdue = self.overdue.saturating_sub(1);
         }
     }
 
@@ -452,8 +478,10 @@ impl Pool {
             None => {
                 // Overdue: it may open a connection now, whatever the spare rule says.
                 self.update((https, authority), |o, _| {
-                    if let Some(w) = o.queue.iter_mut().find(|w| w.id == id) {
-                        w.overdue = true;
+                    if let Some(w) = o.queue.iter_mut().find(|w| w.id == id)
+                        && !std::mem::replace(&mut w.overdue, true)
+                    {
+                        o.overdue += 1;
                     }
                 });
                 (&mut waiting.rx).await
@@ -570,12 +598,10 @@ impl Drop for Waiting<'_> {
         }
         let (id, background) = (self.id, self.background);
         let gone = self.pool.update(self.origin, |o, _| {
-            match o.queue.iter().position(|w| w.id == id) {
-                Some(at) => {
-                    o.queue.remove(at);
-                    if !background {
-                        o.waiting_calls = o.waiting_calls.saturating_sub(1);
-                    }
+            let at = o.queue.iter().position(|w| w.id == id);
+            match at.and_then(|at| o.queue.remove(at)) {
+                Some(w) => {
+                    o.left(&w);
                     true
                 }
                 None => false,

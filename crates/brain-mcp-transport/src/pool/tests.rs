@@ -168,3 +168,18 @@ fn the_host_header_is_what_hyper_util_would_write() {
         assert_eq!(host_header(&uri).unwrap(), want, "{uri}");
     }
 }
+
+#[test]
+fn an_overdue_request_goes_past_requests_that_may_not() {
+    // Two DELETEs hold both connections; a call, a DELETE and an overdue DELETE wait.
+    let mut o = origin(2, 0, 2, 2);
+    let mut call = queue(&mut o, false);
+    let mut delete = queue(&mut o, true);
+    let mut late = queue(&mut o, true);
+    o.queue[2].overdue = true;
+    o.overdue = 1;
+    dispatch(&mut o);
+    assert!(call.try_recv().is_err() && delete.try_recv().is_err());
+    assert!(connects(&mut late));
+    assert_eq!((o.queue.len(), o.overdue, o.waiting_calls), (2, 0, 1));
+}
