@@ -34,7 +34,7 @@ pub const BACKGROUND_GRID: std::time::Duration = std::time::Duration::from_milli
 
 pub(crate) struct Inner {
     /// The connections, per origin, and the requests waiting for one.
-    pool: Arc<Pool>,
+    pub(crate) pool: Arc<Pool>,
     pub(crate) config: ClientConfig,
     /// Which destinations go through which proxy, resolved when the client was built.
     proxies: Arc<Proxies>,

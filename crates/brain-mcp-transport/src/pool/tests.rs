@@ -183,3 +183,58 @@ fn an_overdue_request_goes_past_requests_that_may_not() {
     assert!(connects(&mut late));
     assert_eq!((o.queue.len(), o.overdue, o.waiting_calls), (2, 0, 1));
 }
+
+/// A client's pool, and its only origin's counts: busy, background, connecting,
+/// waiting (none of it connects: a lease that may connect does so only when sent).
+fn pool() -> (crate::HttpClient, Uri) {
+    let config = crate::ClientConfig::default().with_native_roots(false);
+    let client = crate::HttpClient::new(config).unwrap();
+    (client, "http://127.0.0.1:9/mcp".parse().unwrap())
+}
+
+fn counts(pool: &super::Pool) -> Option<(usize, usize, usize, usize)> {
+    let origins = pool.lock();
+    let o = origins[0].get("127.0.0.1:9")?;
+    Some((o.busy, o.background, o.connecting, o.queue.len()))
+}
+
+#[tokio::test]
+async fn a_request_dropped_while_it_waits_leaves_no_count_behind() {
+    let (client, uri) = pool();
+    let (pool, timer) = (&client.inner.pool, client.background_timer());
+    let call = pool.checkout(&uri, false, timer).await;
+    let delete = pool.checkout(&uri, true, timer).await;
+    assert_eq!(counts(pool), Some((2, 1, 2, 0)), "a call and the spare");
+    // A second DELETE may not open a third connection: it waits, and gives up.
+    let waited = tokio::time::timeout(Duration::from_millis(50), pool.checkout(&uri, true, timer));
+    assert!(waited.await.is_err());
+    assert_eq!(counts(pool), Some((2, 1, 2, 0)), "it left the queue");
+    drop((call, delete));
+    assert_eq!(counts(pool), None, "the origin is forgotten");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_that_waited_a_second_may_open_a_connection() {
+    let (client, uri) = pool();
+    let (pool, timer) = (&client.inner.pool, client.background_timer());
+    let started = Instant::now();
+    let _held = [
+        pool.checkout(&uri, false, timer).await,
+        pool.checkout(&uri, true, timer).await,
+    ];
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "a call and the spare go at once"
+    );
+    // A DELETE more waits behind them (say, DELETEs a server never answers), for a
+    // second; then it may open a connection.
+    let late = pool.checkout(&uri, true, timer).await;
+    let waited = started.elapsed();
+    assert!(matches!(late.held, Held::Connect));
+    assert!(
+        waited >= super::CONNECT_WAIT && waited < super::CONNECT_WAIT * 2,
+        "{waited:?}"
+    );
+    assert_eq!(counts(pool), Some((3, 2, 3, 0)));
+}
