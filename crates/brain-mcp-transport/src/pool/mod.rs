@@ -552,23 +552,38 @@ impl Pool {
 /// timeout while the pool has connections, then ends (the next connection starts it
 /// again). A runtime shut down under it lets the next connection start another.
 fn reap(pool: Weak<Pool>, idle_timeout: Duration) {
-    struct Running(Weak<Pool>);
+    /// The reaper's claim on `reaping`, given up when its task ends any way (its
+    /// runtime shut down, say) while it holds it.
+    struct Running {
+        pool: Weak<Pool>,
+        claimed: bool,
+    }
     impl Drop for Running {
         fn drop(&mut self) {
-            if let Some(pool) = self.0.upgrade() {
+            if let Some(pool) = self.pool.upgrade().filter(|_| self.claimed) {
                 pool.reaping.store(false, Ordering::Release);
             }
         }
     }
     let every = (idle_timeout / 4).max(Duration::from_millis(10));
     tokio::spawn(async move {
-        let running = Running(pool);
+        let mut running = Running {
+            pool,
+            claimed: true,
+        };
         loop {
             tokio::time::sleep(every).await;
-            let Some(pool) = running.0.upgrade() else {
+            let Some(pool) = running.pool.upgrade() else {
                 return;
             };
-            if !pool.sweep() {
+            if pool.sweep() {
+                continue;
+            }
+            // Nothing left: give the claim up, then look once more, since a connection
+            // that opened meanwhile saw the claim taken and started no reaper.
+            pool.reaping.store(false, Ordering::Release);
+            if !pool.sweep() || pool.reaping.swap(true, Ordering::AcqRel) {
+                running.claimed = false;
                 return;
             }
         }

@@ -143,3 +143,35 @@ async fn a_connection_that_died_idle_is_never_handed_out() {
     assert_eq!(server.accepted(), 2);
     assert_eq!(c.pool_stats().connections_opened, 2);
 }
+
+#[tokio::test]
+async fn an_idle_connection_closes_after_the_idle_timeout_and_a_busy_one_does_not() {
+    let server = TestServer::start(handler(|seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        let id = v["id"].as_i64().unwrap();
+        if id == 2 {
+            tokio::time::sleep(Duration::from_millis(900)).await;
+        }
+        json(StatusCode::OK, response(id))
+    }))
+    .await;
+    let mut config = crate::config();
+    config.pool_idle_timeout = Duration::from_millis(300);
+    let c = brain_mcp_transport::HttpClient::new(config).unwrap();
+    // A request longer than the idle timeout keeps its connection.
+    exchange(&c, post(server.url("/mcp"), 2)).await;
+    assert_eq!(c.pool_stats().connections_open, 1);
+    // Idle, it is closed within the timeout and a quarter of it (the reaper's round).
+    let started = std::time::Instant::now();
+    server.wait_closed(1).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(800), "closed after {took:?}");
+    // The pool counts it closed as its task ends, just after the socket closed.
+    let counted = tokio::time::timeout(Duration::from_secs(1), async {
+        while c.pool_stats().connections_open > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    assert!(counted.await.is_ok());
+    assert_eq!(server.accepted(), 1);
+}
