@@ -37,8 +37,10 @@
 //! - `map` keys services by destination behind `&mut self`; the per-origin map here
 //!   also holds the counts the rules read, under one lock.
 //!
-//! All four also `unwrap` their mutexes. The pool here is one map under one lock, the
-//! queue, and [`conn`] (connect and handshake).
+//! `cache`, `singleton` and `negotiate` also `unwrap` their mutexes (a panic once one is
+//! poisoned). The pool here is one map under one lock (poison ignored: every update
+//! leaves the counts whole), the queue, and [`conn`] (connect and handshake). The
+//! connectors stay hyper-util's and hyper-rustls's (`HttpConnector`, the proxy's, TLS).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
