@@ -1,28 +1,26 @@
-//! The pooled HTTP client: TLS, connection pool, redirects, stale-connection retry.
+//! The pooled HTTP client: TLS, the connection pool (`pool`), redirects,
+//! stale-connection retry.
 
 use std::io;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{HOST, HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION, USER_AGENT};
+use http::header::{HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION, USER_AGENT};
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 
 use crate::resolve::Resolver;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use brain_mcp_proto::text::Secrets;
 
 use crate::coarse::CoarseTimer;
 use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
-use crate::load::{self, Busy, Counting, Loads, PoolStats};
 use crate::observe::ExchangeLog;
 use crate::origin::{origin, shared, to_uri};
+use crate::pool::{Failure, Lease, Pool, PoolStats};
 use crate::proxy::{InvalidProxy, Proxies, ProxyConnector, ProxyError, Route};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
@@ -35,12 +33,11 @@ pub struct HttpClient {
 pub const BACKGROUND_GRID: std::time::Duration = std::time::Duration::from_millis(100);
 
 pub(crate) struct Inner {
-    client: Client<Counting<HttpsConnector<ProxyConnector>>, Full<Bytes>>,
+    /// The connections, per origin, and the requests waiting for one.
+    pub(crate) pool: Arc<Pool>,
     pub(crate) config: ClientConfig,
     /// Which destinations go through which proxy, resolved when the client was built.
     proxies: Arc<Proxies>,
-    /// Open connections and requests holding them, per origin.
-    pub(crate) loads: Arc<Loads>,
     pub(crate) user_agent: Option<HeaderValue>,
     /// Deadlines of background requests (see [`HttpClient::background_timer`]).
     background_timer: CoarseTimer,
@@ -140,27 +137,23 @@ impl HttpClient {
             .enable_http1()
             .enable_http2()
             .wrap_connector(inner);
-        let loads = Arc::new(Loads::default());
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(config.pool_idle_timeout)
-            .pool_max_idle_per_host(config.pool_max_idle_per_host)
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .build(Counting::new(
-                https,
-                loads.clone(),
-                config.connect_timeout.saturating_mul(2),
-            ));
+        // The whole connect, TLS included, is bounded: a connect under way to an origin
+        // whose protocol is not known yet holds the other requests' connects back.
+        let pool = Arc::new(Pool::new(
+            https,
+            config.pool_idle_timeout,
+            config.pool_max_idle_per_host,
+            config.connect_timeout.saturating_mul(2),
+        ));
         let user_agent = match &config.user_agent {
             Some(ua) => Some(HeaderValue::from_str(ua).map_err(|_| BuildError::UserAgent)?),
             None => None,
         };
         Ok(Self {
             inner: Arc::new(Inner {
-                client,
+                pool,
                 config,
                 proxies,
-                loads,
                 user_agent,
                 background_timer: CoarseTimer::new(BACKGROUND_GRID),
                 proxy_secrets,
@@ -193,7 +186,7 @@ impl HttpClient {
 
     /// How many connections the pool has opened, and how many are open now.
     pub fn pool_stats(&self) -> PoolStats {
-        self.inner.loads.stats()
+        self.inner.pool.stats()
     }
 
     /// The configuration this client was built with.
@@ -204,13 +197,13 @@ impl HttpClient {
     /// Sends `out`, following same-origin 307/308 redirects and resending an
     /// idempotent request once when a pooled connection turns out stale. Returns the
     /// final response (any status other than a followed redirect), with the
-    /// [`Busy`] guard that counts its connection as in use: keep it
-    /// as long as the response or its body is kept.
+    /// [`Lease`] on its connection: keep it as long as the response or its body is
+    /// kept.
     pub(crate) async fn send(
         &self,
         out: Outgoing<'_>,
         log: &mut ExchangeLog,
-    ) -> Result<(Response<Incoming>, Busy), TransportError> {
+    ) -> Result<(Response<Incoming>, Lease), TransportError> {
         let mut url = out.url;
         let mut hops = 0;
         let mut resent = false;
@@ -234,21 +227,16 @@ impl HttpClient {
                 req.headers_mut().insert(PROXY_AUTHORIZATION, auth.clone());
             }
             let timer = self.background_timer();
-            let turn = self.inner.loads.turn(&url, out.background, timer).await;
-            let mut busy = turn.busy;
-            if let Some(host) = turn.host {
-                req.headers_mut().entry(HOST).or_insert(host);
-            }
-            let request = self.inner.client.request(req);
-            let resp = match load::tracked(request, turn.overdue).await {
+            let mut lease = self.inner.pool.checkout(&url, out.background, timer).await;
+            let resp = match lease.send(&url, req).await {
                 Ok(resp) => {
-                    busy.headed();
+                    lease.headed();
                     resp
                 }
                 Err(err) => {
                     // An unsent request may always go again; one that may have been
                     // written only when it has no side effects.
-                    let again = unsent(&err) || (out.idempotent && is_stale(&err));
+                    let again = err.unsent() || (out.idempotent && is_stale(&err));
                     if again && !resent {
                         log.resent();
                         resent = true;
@@ -270,7 +258,7 @@ impl HttpClient {
             }
             if !status.is_redirection() || !out.follow {
                 log.response(&resp);
-                return Ok((resp, busy));
+                return Ok((resp, lease));
             }
             log.redirected();
             let target = redirect_target(&out.method, &url, status, resp.headers())?;
@@ -357,14 +345,14 @@ fn redirect_target(
 
 /// True when hyper reports that a connection closed under a request it had (maybe)
 /// written: the classic race with a server closing an idle keep-alive connection.
-fn is_stale(err: &hyper_util::client::legacy::Error) -> bool {
-    if err.is_connect() {
+fn is_stale(err: &Failure) -> bool {
+    let Failure::Send { error, .. } = err else {
         return false;
-    }
-    if find_source::<hyper::Error>(err).is_some_and(hyper::Error::is_incomplete_message) {
+    };
+    if error.is_incomplete_message() {
         return true;
     }
-    find_source::<io::Error>(err).is_some_and(|io| {
+    find_source::<io::Error>(error).is_some_and(|io| {
         matches!(
             io.kind(),
             io::ErrorKind::ConnectionReset
@@ -373,11 +361,6 @@ fn is_stale(err: &hyper_util::client::legacy::Error) -> bool {
                 | io::ErrorKind::UnexpectedEof
         )
     })
-}
-
-/// hyper handed the request back unsent (reported as canceled): it never left.
-fn unsent(err: &hyper_util::client::legacy::Error) -> bool {
-    !err.is_connect() && find_source::<hyper::Error>(err).is_some_and(hyper::Error::is_canceled)
 }
 
 /// A failure to connect through a proxy, as the error of a request to `url`.
@@ -390,37 +373,36 @@ fn proxy_error(e: &ProxyError, method: &Method, url: &Uri) -> TransportError {
     .with_proxy_status(e.status)
 }
 
-pub(crate) fn classify(
-    err: hyper_util::client::legacy::Error,
-    method: &Method,
-    url: &Uri,
-) -> TransportError {
+pub(crate) fn classify(err: Failure, method: &Method, url: &Uri) -> TransportError {
     let at = place(method, url);
-    if let Some(proxy) = find_source::<ProxyError>(&err) {
-        return proxy_error(proxy, method, url);
+    match err {
+        Failure::Connect(err) => {
+            if let Some(proxy) = find_source::<ProxyError>(&*err) {
+                return proxy_error(proxy, method, url);
+            }
+            let (kind, what) = if find_source::<rustls::Error>(&*err).is_some() {
+                (ErrorKind::Tls, "the TLS handshake failed")
+            } else if find_source::<io::Error>(&*err)
+                .is_some_and(|e| e.kind() == io::ErrorKind::TimedOut)
+            {
+                (ErrorKind::Timeout, "connecting timed out")
+            } else {
+                (ErrorKind::Connect, "connecting failed")
+            };
+            TransportError::new(kind, Delivery::NotSent, format!("{at}: {what}")).with_source(err)
+        }
+        Failure::Send { error, unsent } => {
+            // hyper handed the request back unsent: it never left.
+            let delivery = match unsent {
+                true => Delivery::NotSent,
+                false => Delivery::MaybeSent,
+            };
+            TransportError::new(
+                ErrorKind::Io,
+                delivery,
+                format!("{at}: the connection failed before a reply arrived"),
+            )
+            .with_source(error)
+        }
     }
-    if err.is_connect() {
-        let (kind, what) = if find_source::<rustls::Error>(&err).is_some() {
-            (ErrorKind::Tls, "the TLS handshake failed")
-        } else if find_source::<io::Error>(&err)
-            .is_some_and(|e| e.kind() == io::ErrorKind::TimedOut)
-        {
-            (ErrorKind::Timeout, "connecting timed out")
-        } else {
-            (ErrorKind::Connect, "connecting failed")
-        };
-        return TransportError::new(kind, Delivery::NotSent, format!("{at}: {what}"))
-            .with_source(err);
-    }
-    let delivery = if unsent(&err) {
-        Delivery::NotSent
-    } else {
-        Delivery::MaybeSent
-    };
-    TransportError::new(
-        ErrorKind::Io,
-        delivery,
-        format!("{at}: the connection failed before a reply arrived"),
-    )
-    .with_source(err)
 }

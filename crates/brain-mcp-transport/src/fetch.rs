@@ -17,15 +17,14 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION, WWW_A
 use http::{Method, Request, Response, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, classify, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers;
 use crate::observe::ExchangeLog;
+use crate::pool::conn::{self, Info};
 use crate::reach::{Checked, Fixed};
 
 /// The longest `Location` or `WWW-Authenticate` value kept from an answer.
@@ -228,10 +227,6 @@ impl HttpClient {
             .enable_http1()
             .enable_http2()
             .wrap_connector(connector);
-        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(0)
-            .timer(TokioTimer::new())
-            .build(https);
         let mut req = Request::new(Full::new(out.body));
         *req.method_mut() = out.method.clone();
         *req.uri_mut() = out.url.clone();
@@ -241,7 +236,21 @@ impl HttpClient {
                 .entry(USER_AGENT)
                 .or_insert_with(|| ua.clone());
         }
-        match client.request(req).await {
+        let limit = self.inner.config.connect_timeout.saturating_mul(2);
+        let sent = async {
+            // The connection closes once the answer is read: its sender goes with this
+            // future, and hyper ends a connection whose senders are gone.
+            let mut opened = conn::open(https, out.url.clone(), limit).await?;
+            tokio::spawn(opened.driver);
+            let info = Info {
+                id: 0,
+                proxied: false,
+                used: None,
+                host: conn::host_header(&out.url),
+            };
+            conn::send(&mut opened.sender, &info, req).await
+        };
+        match sent.await {
             Ok(resp) => {
                 log.response(&resp);
                 Ok(resp)

@@ -8,7 +8,7 @@
 //! 2. the request goes over a connection opened for it alone (HTTP/1.1 or h2, as ALPN
 //!    picks), to exactly the addresses kept, and closed after the answer.
 //!
-//! The fresh connection is the point: hyper's pool is keyed by scheme and host, not by
+//! The fresh connection is the point: the client's pool is keyed by scheme and host, not by
 //! address or rule, so a pooled connection may have been opened to addresses this rule
 //! refuses (by an MCP request, by a fetch for a loopback server, or before a name's
 //! answer changed). A checked fetch therefore never takes a pooled connection and never

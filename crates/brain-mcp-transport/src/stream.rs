@@ -16,9 +16,9 @@ use brain_mcp_proto::jsonrpc::Inbound;
 use brain_mcp_proto::text::Secrets;
 
 use crate::headers::{self, BearerToken, LAST_EVENT_ID};
-use crate::load::Busy;
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
+use crate::pool::Lease;
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
 use crate::sse::{SseDecoder, SseError, SseEvent};
@@ -78,7 +78,7 @@ struct State {
     at: Place,
     body: Option<Incoming>,
     /// Counts the reply's connection as in use while the body is held.
-    busy: Option<Busy>,
+    busy: Option<Lease>,
     content_type: ContentType,
     session_id: Option<String>,
     id: RequestId,
@@ -102,7 +102,7 @@ impl ReplyStream {
     #[allow(clippy::too_many_arguments)] // one constructor, called once, from `post`
     pub(crate) fn new(
         at: Place,
-        (body, busy): (Incoming, Busy),
+        (body, busy): (Incoming, Lease),
         content_type: ContentType,
         session_id: Option<String>,
         id: RequestId,
@@ -333,7 +333,7 @@ async fn resume_get(
     resume: &Resume,
     last_id: &str,
     budget: &mut Budget,
-) -> Result<(Incoming, Busy), TransportError> {
+) -> Result<(Incoming, Lease), TransportError> {
     let at = place(&Method::GET, &resume.url);
     let value = HeaderValue::from_str(last_id).map_err(|_| {
         TransportError::new(

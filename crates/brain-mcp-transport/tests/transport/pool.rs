@@ -90,3 +90,88 @@ async fn connections_closed_by_the_server_while_idle_are_not_reused() {
     exchange(&c, call).await;
     assert_eq!(server.accepted(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_calls_opens_one_connection_each() {
+    // Slow answers, so every call of the burst is in flight at once: each gets a
+    // connection of its own, and no more are opened (no connect races a connection
+    // coming back).
+    let server = TestServer::start(handler(|seen| async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        json(StatusCode::OK, response(v["id"].as_i64().unwrap()))
+    }))
+    .await;
+    let c = client();
+    for round in 0..2 {
+        let mut tasks = Vec::new();
+        for id in 1..=16 {
+            let (c, u) = (c.clone(), server.url("/mcp"));
+            tasks.push(tokio::spawn(async move {
+                let mut call = post(u, id);
+                call.idempotent = false;
+                exchange(&c, call).await
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(server.accepted(), 16, "round {round}");
+        assert_eq!(c.pool_stats().connections_opened, 16, "round {round}");
+    }
+}
+
+#[tokio::test]
+async fn a_connection_that_died_idle_is_never_handed_out() {
+    let server = TestServer::start(handler(|_| async { json(StatusCode::OK, response(1)) })).await;
+    let c = client();
+    exchange(&c, post(server.url("/mcp"), 1)).await;
+    assert_eq!(c.pool_stats().connections_open, 1);
+    server.kill_connections();
+    // Once the pool has seen it close, a call that may not be resent goes out on a new
+    // connection: the dead one is not used.
+    let waited = tokio::time::timeout(Duration::from_secs(5), async {
+        while c.pool_stats().connections_open > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the pool never saw the connection close");
+    let mut call = post(server.url("/mcp"), 1);
+    call.idempotent = false;
+    exchange(&c, call).await;
+    assert_eq!(server.accepted(), 2);
+    assert_eq!(c.pool_stats().connections_opened, 2);
+}
+
+#[tokio::test]
+async fn an_idle_connection_closes_after_the_idle_timeout_and_a_busy_one_does_not() {
+    let server = TestServer::start(handler(|seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        let id = v["id"].as_i64().unwrap();
+        if id == 2 {
+            tokio::time::sleep(Duration::from_millis(900)).await;
+        }
+        json(StatusCode::OK, response(id))
+    }))
+    .await;
+    let mut config = crate::config();
+    config.pool_idle_timeout = Duration::from_millis(300);
+    let c = brain_mcp_transport::HttpClient::new(config).unwrap();
+    // A request longer than the idle timeout keeps its connection.
+    exchange(&c, post(server.url("/mcp"), 2)).await;
+    assert_eq!(c.pool_stats().connections_open, 1);
+    // Idle, it is closed within the timeout and a quarter of it (the reaper's round).
+    let started = std::time::Instant::now();
+    server.wait_closed(1).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(800), "closed after {took:?}");
+    // The pool counts it closed as its task ends, just after the socket closed.
+    let counted = tokio::time::timeout(Duration::from_secs(1), async {
+        while c.pool_stats().connections_open > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    assert!(counted.await.is_ok());
+    assert_eq!(server.accepted(), 1);
+}
