@@ -1,0 +1,186 @@
+//! What a request holds of the pool: its place in the origin's queue while it waits
+//! ([`Waiting`]), then its [`Lease`] on a connection (or the right to open one) until its
+//! response and body are dropped.
+
+use std::sync::Arc;
+
+use http::{Request, Response, Uri};
+use hyper::body::Incoming;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use super::conn::{self, Body, Failure, Info, Sender};
+use super::{Held, Pool, Shared};
+use crate::observe::{ConnectionUse, EXCHANGE_TARGET};
+
+/// A request waiting in its origin's queue. Dropped while it waits, it leaves the
+/// queue, or gives back what it was handed.
+pub(super) struct Waiting<'a> {
+    pub(super) pool: &'a Pool,
+    pub(super) origin: (bool, &'a str),
+    pub(super) id: u64,
+    pub(super) rx: oneshot::Receiver<Held>,
+    pub(super) background: bool,
+}
+
+impl Waiting<'_> {
+    pub(super) fn done(mut self) {
+        self.id = 0;
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.id == 0 {
+            return;
+        }
+        let (id, background) = (self.id, self.background);
+        let gone = self.pool.update(self.origin, |o, _| {
+            let at = o.queue.iter().position(|w| w.id == id);
+            match at.and_then(|at| o.queue.remove(at)) {
+                Some(w) => {
+                    o.left(&w);
+                    true
+                }
+                None => false,
+            }
+        });
+        if gone {
+            return;
+        }
+        // It was handed something: give it back.
+        self.rx.close();
+        if let Ok(held) = self.rx.try_recv() {
+            let rules = self.pool.rules;
+            self.pool.update(self.origin, |o, stale| {
+                o.give_back(held, background, false, rules, stale);
+            });
+        }
+    }
+}
+
+/// What one request holds of the pool, from its checkout until its response and body
+/// are dropped (whoever reads the body keeps it).
+#[derive(Debug)]
+pub(crate) struct Lease {
+    pub(super) pool: Arc<Pool>,
+    pub(super) https: bool,
+    pub(super) authority: Box<str>,
+    pub(super) background: bool,
+    pub(super) held: Held,
+    /// Its response head came.
+    pub(super) headed: bool,
+}
+
+impl Lease {
+    fn origin(&self) -> (bool, &str) {
+        (self.https, &self.authority)
+    }
+
+    /// Sends `req` for `uri` on the connection this lease holds, opening it first when
+    /// the lease holds the right to, and replacing an HTTP/1.1 connection found closed.
+    pub(crate) async fn send(
+        &mut self,
+        uri: &Uri,
+        req: Request<Body>,
+    ) -> Result<Response<Incoming>, Failure> {
+        loop {
+            match &mut self.held {
+                // Boxed: a connect (connector, TLS, handshake) is a large future that
+                // most requests never poll, and unboxed it would be moved with every one.
+                Held::Connect => Box::pin(self.connect(uri)).await?,
+                Held::Conn(Sender::H1(sender), _) => {
+                    if sender.ready().await.is_ok() {
+                        break;
+                    }
+                    // It closed while idle or on its way back: this request opens one
+                    // in its place (nothing was written).
+                    self.pool.update(self.origin(), |o, _| o.connecting += 1);
+                    self.held = Held::Connect;
+                }
+                Held::Conn(Sender::H2(_), _) => break,
+                Held::None => return Err(Failure::Connect("no connection was given".into())),
+            }
+        }
+        match &mut self.held {
+            Held::Conn(sender, info) => conn::send(sender, info, req).await,
+            _ => Err(Failure::Connect("no connection was given".into())),
+        }
+    }
+
+    /// Opens the connection this lease may open, and holds it.
+    async fn connect(&mut self, uri: &Uri) -> Result<(), Failure> {
+        let pool = &self.pool;
+        let opened = conn::open(pool.connector.clone(), uri.clone(), pool.connect_limit).await?;
+        // Counted before its task runs, so the task's end always finds it counted.
+        let id = pool.opened();
+        let logged = tracing::enabled!(target: EXCHANGE_TARGET, tracing::Level::DEBUG);
+        let info = Info {
+            id,
+            proxied: opened.proxied,
+            used: logged.then(|| ConnectionUse::new(id)),
+            host: conn::host_header(uri),
+        };
+        let (background, h2) = (self.background, opened.h2);
+        let held = pool.update(self.origin(), |o, _| {
+            o.connecting = o.connecting.saturating_sub(1);
+            match opened.sender {
+                Sender::H1(sender) => {
+                    o.h1 += 1;
+                    Held::Conn(Sender::H1(sender), info)
+                }
+                Sender::H2(sender) => {
+                    // It holds a stream now, not an HTTP/1.1 connection.
+                    o.untake(background);
+                    o.h2 = Some(Shared {
+                        sender: sender.clone(),
+                        info: info.clone(),
+                        pending: 1,
+                        active: 1,
+                        idle_since: Instant::now(),
+                    });
+                    Held::Conn(Sender::H2(sender), info)
+                }
+            }
+        });
+        self.held = held;
+        let weak = Arc::downgrade(pool);
+        let (https, authority) = (self.https, self.authority.clone());
+        let driver = opened.driver;
+        tokio::spawn(async move {
+            driver.await;
+            if let Some(pool) = weak.upgrade() {
+                pool.ended((https, &authority), id, h2);
+            }
+        });
+        Ok(())
+    }
+
+    /// Notes that the response head came: on h2, the server has taken the stream.
+    pub(crate) fn headed(&mut self) {
+        if std::mem::replace(&mut self.headed, true) {
+            return;
+        }
+        if let Held::Conn(Sender::H2(_), info) = &self.held {
+            let id = info.id;
+            self.pool.update(self.origin(), |o, _| {
+                if let Some(h2) = o.h2.as_mut().filter(|h2| h2.info.id == id) {
+                    h2.pending = h2.pending.saturating_sub(1);
+                }
+            });
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let held = std::mem::replace(&mut self.held, Held::None);
+        if matches!(held, Held::None) {
+            return;
+        }
+        let (background, headed, rules) = (self.background, self.headed, self.pool.rules);
+        self.pool.update((self.https, &self.authority), |o, stale| {
+            o.give_back(held, background, headed, rules, stale);
+        });
+    }
+}
