@@ -69,6 +69,7 @@ fn loadavg() -> String {
 
 fn run(args: &[String]) -> Result<(), String> {
     let (mut quick, mut rmcp, mut only, mut out) = (false, None, None, None);
+    let (mut blocks, mut levels) = (1usize, LEVELS.to_vec());
     let mut sides = vec!["raw", "json", "ours", "rmcp"];
     let mut ours_flags = Vec::new();
     let mut it = args.iter();
@@ -78,6 +79,23 @@ fn run(args: &[String]) -> Result<(), String> {
             "--rmcp" => rmcp = it.next().cloned(),
             "--only" => only = it.next().cloned(),
             "--out" => out = it.next().map(PathBuf::from),
+            "--blocks" => {
+                let n = it.next().ok_or("--blocks needs a value")?;
+                blocks = n
+                    .parse::<usize>()
+                    .map_err(|e| format!("--blocks {n:?}: {e}"))?
+                    .max(1);
+            }
+            "--levels" => {
+                let list = it.next().ok_or("--levels needs a value")?;
+                levels = list
+                    .split(',')
+                    .map(|c| {
+                        c.parse::<usize>()
+                            .map_err(|e| format!("--levels {c:?}: {e}"))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
             "--sides" => {
                 let list = it.next().ok_or("--sides needs a value")?;
                 sides.retain(|s| list.split(',').any(|l| l == *s));
@@ -102,27 +120,36 @@ fn run(args: &[String]) -> Result<(), String> {
         pki: pki::Pki::generate()?,
         ours_flags,
         sides,
+        blocks,
     };
     let selected = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
     println!(
-        "brain-bench {}: load average {} at start; {} calls per side at C=1..1000",
+        "brain-bench {}: load average {} at start; {} calls per side at C={} in {blocks} \
+         alternating block(s)",
         if quick { "quick" } else { "full" },
         loadavg(),
-        LEVELS
-            .map(|c| sweep::calls_for(c, quick).to_string())
-            .join("/")
+        levels
+            .iter()
+            .map(|c| sweep::calls_for(*c, quick).to_string())
+            .collect::<Vec<_>>()
+            .join("/"),
+        levels
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
     );
     table::header();
     let mut points = Vec::new();
     for case in sweep::CASES.iter().filter(|c| selected(c.name)) {
-        points.extend(sweep::run_case(case, &LEVELS, quick, &setup)?);
+        points.extend(sweep::run_case(case, &levels, quick, &setup)?);
     }
     // Over h2 one connection carries every call, so its memory per call in flight is
     // measured as over HTTP/1.1: from one call to a thousand.
     let tls_levels = |case: &sweep::Case| -> &[usize] {
         match (quick, case.is_h2()) {
             (true, _) => &[16],
-            (false, true) => &LEVELS,
+            (false, true) => &levels,
             (false, false) => &[16, 64],
         }
     };

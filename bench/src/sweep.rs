@@ -98,6 +98,10 @@ pub(crate) struct Setup {
     pub(crate) ours_flags: Vec<String>,
     /// Sides to run (a subset of raw, ours, rmcp).
     pub(crate) sides: Vec<&'static str>,
+    /// Each side's calls at one concurrency are split into this many blocks, run
+    /// alternating with the other sides' (each block a process of its own), so load on
+    /// the machine falls on every side alike; a side's figures are its blocks' together.
+    pub(crate) blocks: usize,
 }
 
 /// One side at one concurrency: its own report plus what the server saw.
@@ -190,73 +194,152 @@ pub(crate) fn run_case(
     let server = server(case, setup)?;
     let mut points = Vec::new();
     for (round, &c) in levels.iter().enumerate() {
-        let calls = calls_for(c, quick);
-        let mut sides = setup.sides.clone();
-        let n = sides.len().max(1);
-        sides.rotate_left(round % n); // no side always goes first
-        for side in sides {
-            let mut args: Vec<String> = Vec::new();
-            let program = match side {
-                "rmcp" => match &setup.rmcp {
-                    Some(p) => p.clone(),
-                    None => continue,
-                },
-                _ => {
-                    args.extend(["side".into(), "--side".into(), side.into()]);
-                    args.extend(["--plan".into(), plan.display().to_string()]);
-                    if side == "ours" {
-                        args.extend(setup.ours_flags.iter().cloned());
+        let blocks = setup.blocks.max(1);
+        let calls = calls_for(c, quick).div_ceil(blocks).max(1);
+        let mut reports: Vec<(&'static str, Vec<Value>)> = Vec::new();
+        for block in 0..blocks {
+            let mut sides = setup.sides.clone();
+            let n = sides.len().max(1);
+            sides.rotate_left((round + block) % n); // no side always goes first
+            for side in sides {
+                let mut args: Vec<String> = Vec::new();
+                let program = match side {
+                    "rmcp" => match &setup.rmcp {
+                        Some(p) => p.clone(),
+                        None => continue,
+                    },
+                    _ => {
+                        args.extend(["side".into(), "--side".into(), side.into()]);
+                        args.extend(["--plan".into(), plan.display().to_string()]);
+                        if side == "ours" {
+                            args.extend(setup.ours_flags.iter().cloned());
+                        }
+                        setup.exe.clone()
                     }
-                    setup.exe.clone()
+                };
+                args.extend([
+                    "--url".into(),
+                    server.url(),
+                    "--era".into(),
+                    case.era_flag().into(),
+                ]);
+                args.extend([
+                    "--concurrency".into(),
+                    c.to_string(),
+                    "--calls".into(),
+                    calls.to_string(),
+                ]);
+                if case.alpn.is_some() {
+                    args.extend(["--ca".into(), ca.display().to_string()]);
                 }
-            };
-            args.extend([
-                "--url".into(),
-                server.url(),
-                "--era".into(),
-                case.era_flag().into(),
-            ]);
-            args.extend([
-                "--concurrency".into(),
-                c.to_string(),
-                "--calls".into(),
-                calls.to_string(),
-            ]);
-            if case.alpn.is_some() {
-                args.extend(["--ca".into(), ca.display().to_string()]);
-            }
-            // Connections of the side before are closed once its process is gone.
-            server.wait_until(Duration::from_secs(5), |_| server.counters().open == 0);
-            server.reset_peak_open();
-            let before = server.counters();
-            let cpu_before = spawn::server_cpu_ns();
-            let limit = Duration::from_secs(30 + (calls as u64) / 50);
-            let report = spawn::side(&program, &args, limit);
-            let after = server.counters();
-            let srv_ns = spawn::server_cpu_ns().saturating_sub(cpu_before);
-            let mut report = match report {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("  {} C={c} {side}: {e}", case.name);
-                    json!({"side": side, "failed": e})
+                // Connections of the side before are closed once its process is gone.
+                server.wait_until(Duration::from_secs(5), |_| server.counters().open == 0);
+                server.reset_peak_open();
+                let before = server.counters();
+                let cpu_before = spawn::server_cpu_ns();
+                let limit = Duration::from_secs(30 + (calls as u64) / 50);
+                let report = spawn::side(&program, &args, limit);
+                let after = server.counters();
+                let srv_ns = spawn::server_cpu_ns().saturating_sub(cpu_before);
+                let mut report = match report {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("  {} C={c} {side}: {e}", case.name);
+                        json!({"side": side, "failed": e})
+                    }
+                };
+                if let Some(obj) = report.as_object_mut() {
+                    obj.insert("accepted".into(), json!(after.accepted - before.accepted));
+                    obj.insert("requests".into(), json!(after.requests - before.requests));
+                    obj.insert("deletes".into(), json!(after.deletes - before.deletes));
+                    obj.insert("peak_open".into(), json!(after.peak_open));
+                    obj.insert("server_cpu_s".into(), json!(srv_ns as f64 / 1e9));
                 }
-            };
-            if let Some(obj) = report.as_object_mut() {
-                obj.insert("accepted".into(), json!(after.accepted - before.accepted));
-                obj.insert("requests".into(), json!(after.requests - before.requests));
-                obj.insert("deletes".into(), json!(after.deletes - before.deletes));
-                obj.insert("peak_open".into(), json!(after.peak_open));
-                obj.insert("server_cpu_s".into(), json!(srv_ns as f64 / 1e9));
+                match reports.iter_mut().find(|(s, _)| *s == side) {
+                    Some((_, all)) => all.push(report),
+                    None => reports.push((side, vec![report])),
+                }
             }
+        }
+        for (side, blocks) in reports {
             let point = Point {
                 case: case.name,
                 concurrency: c,
                 side,
-                report,
+                report: merge(blocks),
             };
             crate::table::progress(&point);
             points.push(point);
         }
     }
     Ok(points)
+}
+
+/// One side's blocks at one concurrency as one report: counts and times added up, peaks
+/// and connections (each block opens its own) the largest, memory the block's that peaked
+/// highest (its base and peak belong together), latency percentiles the median of the
+/// blocks'. A block that failed makes the whole point failed.
+fn merge(mut blocks: Vec<Value>) -> Value {
+    if blocks.len() == 1 {
+        return blocks.pop().unwrap_or(Value::Null);
+    }
+    if let Some(failed) = blocks.iter().find(|b| b.get("failed").is_some()) {
+        return failed.clone();
+    }
+    let number = |b: &Value, key: &str| b.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+    let peak = blocks
+        .iter()
+        .max_by(|a, b| number(a, "rss_hwm_kib").total_cmp(&number(b, "rss_hwm_kib")))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut merged = blocks.first().cloned().unwrap_or(Value::Null);
+    let Some(obj) = merged.as_object_mut() else {
+        return merged;
+    };
+    for (key, value) in obj.iter_mut() {
+        let values: Vec<f64> = blocks.iter().map(|b| number(b, key)).collect();
+        if !value.is_number() {
+            continue;
+        }
+        *value = match key.as_str() {
+            "calls" | "cpu_s" | "cpu_ticks_s" | "wall_s" | "errors" | "requests" | "deletes"
+            | "server_cpu_s" => json!(values.iter().sum::<f64>()),
+            k if k.starts_with("rss_") => json!(number(&peak, k)),
+            k if k.starts_with("p") && k.ends_with("_us") => {
+                let mut sorted = values.clone();
+                sorted.sort_by(f64::total_cmp);
+                json!(sorted[sorted.len() / 2])
+            }
+            _ => json!(values.iter().copied().fold(f64::MIN, f64::max)),
+        };
+    }
+    obj.insert("blocks".into(), json!(blocks.len()));
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_add_up_counts_and_keep_peaks() {
+        let blocks = vec![
+            json!({"side": "ours", "calls": 100, "cpu_s": 1.0, "wall_s": 2.0, "p50_us": 10,
+                   "rss_hwm_kib": 500, "accepted": 17}),
+            json!({"side": "ours", "calls": 100, "cpu_s": 3.0, "wall_s": 2.0, "p50_us": 30,
+                   "rss_hwm_kib": 700, "accepted": 17}),
+            json!({"side": "ours", "calls": 100, "cpu_s": 2.0, "wall_s": 2.0, "p50_us": 20,
+                   "rss_hwm_kib": 600, "accepted": 17}),
+        ];
+        let merged = merge(blocks);
+        assert_eq!(merged["calls"], json!(300.0));
+        assert_eq!(merged["cpu_s"], json!(6.0));
+        assert_eq!(merged["p50_us"], json!(20.0));
+        assert_eq!(merged["rss_hwm_kib"], json!(700.0));
+        assert_eq!(merged["accepted"], json!(17.0));
+        assert_eq!(merged["side"], json!("ours"));
+        assert_eq!(merged["blocks"], json!(3));
+        let failed = merge(vec![json!({"calls": 1}), json!({"failed": "boom"})]);
+        assert_eq!(failed["failed"], json!("boom"));
+    }
 }
