@@ -50,6 +50,9 @@ pub struct AuthConfig {
     /// Every token response carries this access token instead of the one issued (a
     /// hostile server's choice; the MCP server still accepts only tokens issued).
     pub access_token: Option<String>,
+    /// The JWTs accepted as a JWT bearer grant's `assertion` (RFC 7523 §2.1), from the
+    /// client `client_id` authenticating with its id alone.
+    pub assertions: Vec<String>,
 }
 
 impl AuthConfig {
@@ -67,6 +70,7 @@ impl AuthConfig {
             refuse_tokens: false,
             refresh_tokens: false,
             access_token: None,
+            assertions: Vec::new(),
         }
     }
 }
@@ -334,7 +338,7 @@ async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<F
                 "authorization_endpoint": format!("{origin}/authorize"),
                 "token_endpoint_auth_methods_supported": config.auth_methods,
                 "code_challenge_methods_supported": ["S256"],
-                "grant_types_supported": ["client_credentials", "authorization_code", "refresh_token"],
+                "grant_types_supported": ["client_credentials", "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer"],
             }),
         ),
         ("GET", "/authorize") => authorize(&seen, &origin),
@@ -407,6 +411,12 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
             let verifier = seen.form("code_verifier").unwrap_or_default();
             let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
             challenge.as_deref() == Some(URL_SAFE_NO_PAD.encode(digest).as_str())
+        }
+        Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
+            seen.form("client_id").as_deref() == Some(config.client_id.as_str())
+                && seen
+                    .form("assertion")
+                    .is_some_and(|a| config.assertions.contains(&a))
         }
         Some("refresh_token") => seen
             .form("refresh_token")

@@ -27,6 +27,7 @@ const CLIENT_TIMEOUT_MS: &str = "30000";
 const EXTENSIONS: &[&str] = &[
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/wif-jwt-bearer",
 ];
 /// The spec version a case of [`EXTENSIONS`] is listed under.
 const EXTENSION: &str = "extension";

@@ -126,6 +126,16 @@ pub(crate) async fn token(
         .ok_or_else(|| {
             AuthFailure::server("authorization: the token endpoint is not an http(s) URL")
         })?;
+    // A workload's client presents the platform's JWT in place of client credentials
+    // (RFC 7523 §2.1), read afresh now: the platform rotates it.
+    let workload = credentials
+        .workload()
+        .await
+        .map_err(|why| why.within("authorization: "))?;
+    let grant = match (&grant, &workload) {
+        (Grant::ClientCredentials, Some(jwt)) => Grant::JwtBearer(jwt.expose()),
+        _ => grant,
+    };
     let mut form = token::grant_form(grant, &authority.resource, scope);
     let (basic, mut secrets) = credentials
         .apply(&mut form, &authority.server, &authority.issuer)
@@ -133,6 +143,7 @@ pub(crate) async fn token(
     match grant {
         Grant::Refresh(refresh) => secrets = secrets.with([refresh]),
         Grant::Code { code, verifier, .. } => secrets = secrets.with([code, verifier]),
+        Grant::JwtBearer(assertion) => secrets = secrets.with([assertion]),
         _ => {}
     }
     let mut req = FetchRequest::post(

@@ -32,8 +32,24 @@ pub enum ClientProof {
     Secret(Secret),
     /// A PEM private key, P-256 or RSA, PKCS #8 (`private_key_jwt`, ES256 or RS256).
     PrivateKeyPem(Secret),
-    /// The secret or key in this environment variable, read when a token is needed.
+    /// The secret, key or workload token in this environment variable (or, for a
+    /// workload token, this file), read when a token is needed.
     Env(SecretVar),
+    /// A JWT the platform issued to the workload, presented as a JWT bearer grant
+    /// (RFC 7523 §2.1, workload identity federation) in place of the client credentials
+    /// grant; the client authenticates with its id alone.
+    WorkloadJwt(Secret),
+}
+
+impl ClientProof {
+    /// Whether it is a workload token (the JWT bearer grant).
+    pub(crate) fn is_workload(&self) -> bool {
+        match self {
+            Self::WorkloadJwt(_) => true,
+            Self::Env(var) => var.is_workload(),
+            _ => false,
+        }
+    }
 }
 
 /// What a host shows a user so they can approve access, and where the answer comes back.
@@ -331,6 +347,19 @@ impl OAuthClient {
             Some(ClientProof::Env(SecretVar::Key(var))) => {
                 std::env::var(var).ok().map(|v| (v, true))
             }
+            Some(ClientProof::WorkloadJwt(jwt)) => {
+                brain_mcp_proto::text::learn_jwt(jwt.expose());
+                return Secrets::new([jwt.expose()]);
+            }
+            Some(ClientProof::Env(SecretVar::WorkloadEnv(var))) => {
+                let Ok(jwt) = std::env::var(var) else {
+                    return Secrets::none();
+                };
+                let jwt = brain_mcp_proto::text::Secret::new(jwt.trim());
+                brain_mcp_proto::text::learn_jwt(jwt.expose());
+                return Secrets::new([jwt.expose()]);
+            }
+            // A workload file is read, and known, at each token request.
             Some(ClientProof::Env(_)) | None => None,
         };
         let Some((value, is_key)) = value.filter(|(v, _)| !v.is_empty()) else {

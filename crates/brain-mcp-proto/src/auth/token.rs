@@ -75,7 +75,14 @@ pub enum Grant<'a> {
     },
     /// `refresh_token`.
     Refresh(&'a str),
+    /// The JWT bearer grant (RFC 7523 §2.1): a JWT someone else issued stands for the
+    /// client's authorization (a workload's platform token, SEP-1933; an ID-JAG,
+    /// SEP-990).
+    JwtBearer(&'a str),
 }
+
+/// The `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 impl std::fmt::Debug for Grant<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,6 +90,7 @@ impl std::fmt::Debug for Grant<'_> {
             Self::ClientCredentials => "ClientCredentials",
             Self::Code { .. } => "Code",
             Self::Refresh(_) => "Refresh",
+            Self::JwtBearer(_) => "JwtBearer",
         })
     }
 }
@@ -105,6 +113,10 @@ pub fn grant_form(grant: Grant<'_>, resource: &str, scope: Option<&str>) -> Form
         Grant::Refresh(token) => {
             form.add("grant_type", "refresh_token");
             form.add("refresh_token", token);
+        }
+        Grant::JwtBearer(assertion) => {
+            form.add("grant_type", JWT_BEARER);
+            form.add("assertion", assertion);
         }
     }
     form.add("resource", resource);

@@ -192,3 +192,22 @@ fn a_grant_names_its_kind_only() {
         assert!(!shown.contains("planted"), "{shown}");
     }
 }
+
+#[test]
+fn a_jwt_bearer_grant_carries_the_assertion_and_hides_it_in_debug() {
+    let form = grant_form(
+        Grant::JwtBearer("aGVhZA.Ym9keQ.c2ln"),
+        "https://mcp.example/mcp",
+        Some("a b"),
+    );
+    assert_eq!(
+        form.body(),
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=aGVhZA.Ym9keQ.c2ln\
+         &resource=https%3A%2F%2Fmcp.example%2Fmcp&scope=a+b"
+    );
+    assert_eq!(
+        format!("{:?}", Grant::JwtBearer("aGVhZA.Ym9keQ.c2ln")),
+        "JwtBearer"
+    );
+    assert!(!format!("{form:?}").contains("Ym9keQ"));
+}

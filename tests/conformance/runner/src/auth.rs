@@ -21,7 +21,8 @@ const REDIRECT_URI: &str = "http://localhost:3000/callback";
 const METADATA_DOCUMENT: &str = "https://conformance-test.local/client-metadata.json";
 
 /// The OAuth client of an `auth/*` scenario, from its context. The client credentials
-/// scenarios give `client_id` with `client_secret` or `private_key_pem`; every other one
+/// scenarios give `client_id` with `client_secret` or `private_key_pem`; the workload
+/// identity one `client_id` and the workload's JWT (`valid_jwt`); every other one
 /// is the authorization code grant, with a pre-registered client when the context names
 /// one, approved by a headless handler. The suite's authorization server is not known in
 /// advance, so the client trusts the one the server names (unless the context gives the
@@ -36,7 +37,13 @@ pub(crate) fn client(run: &Run) -> Result<Option<OAuthClient>, String> {
         (None, Some(pem)) => Some(ClientProof::PrivateKeyPem(Secret::new(pem))),
         (None, None) => None,
     };
-    let mut client = if run.scenario.starts_with("auth/client-credentials") {
+    let mut client = if let Some(jwt) = text("valid_jwt") {
+        // Workload identity federation: the platform's JWT is the grant.
+        let Some(client_id) = text("client_id") else {
+            return Err(format!("{}: the context has no client_id", run.scenario));
+        };
+        OAuthClient::trusting_server_metadata(client_id, ClientProof::WorkloadJwt(Secret::new(jwt)))
+    } else if run.scenario.starts_with("auth/client-credentials") {
         let (Some(client_id), Some(proof)) = (text("client_id"), proof) else {
             return Err(format!(
                 "{}: the context has no client credentials",
