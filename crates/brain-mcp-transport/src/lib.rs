@@ -81,7 +81,7 @@ pub use coarse::{CoarseTimer, Timeout};
 pub use config::ClientConfig;
 pub use error::{Delivery, MESSAGE_LIMIT, TransportError};
 pub use fetch::{FetchRequest, Fetched};
-pub use headers::BearerToken;
+pub use headers::{BearerToken, DPOP, DPOP_NONCE};
 pub use load::PoolStats;
 pub use media::ContentType;
 pub use post::{PostReply, PostRequest};

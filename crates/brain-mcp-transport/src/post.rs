@@ -12,6 +12,7 @@ use hyper::body::Incoming;
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
+use crate::headers::DPOP_NONCE;
 use crate::headers::{self, BearerToken};
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
@@ -293,6 +294,14 @@ impl HttpClient {
                 .map(str::to_owned),
             _ => None,
         };
+        let dpop_nonce = match status {
+            StatusCode::UNAUTHORIZED => resp
+                .headers()
+                .get(DPOP_NONCE)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| brain_mcp_proto::text::prefix(v, 1024).to_owned()),
+            _ => None,
+        };
         let retry_after = resp
             .headers()
             .get(RETRY_AFTER)
@@ -322,6 +331,7 @@ impl HttpClient {
                 status,
                 rpc,
                 www_authenticate,
+                dpop_nonce,
                 retry_after,
             },
             Delivery::Answered,

@@ -24,6 +24,7 @@ const FIELDS: &[&str] = &[
     "workload_token_file",
     "workload_token_env",
     "scopes",
+    "dpop",
 ];
 
 /// The longest `workload_token_file` path accepted.
@@ -81,6 +82,7 @@ pub struct OAuthConfig {
     client_id: String,
     secret: SecretVar,
     scopes: Vec<String>,
+    dpop: bool,
 }
 
 impl OAuthConfig {
@@ -96,7 +98,21 @@ impl OAuthConfig {
             client_id: client_id.into(),
             secret,
             scopes,
+            dpop: false,
         }
+    }
+
+    /// These credentials, asking for DPoP-bound tokens (RFC 9449) when `dpop`.
+    #[must_use]
+    pub fn with_dpop(mut self, dpop: bool) -> Self {
+        self.dpop = dpop;
+        self
+    }
+
+    /// Whether tokens are asked for DPoP-bound (`dpop`): each request then carries a
+    /// proof made with a key the host holds in memory.
+    pub fn dpop(&self) -> bool {
+        self.dpop
     }
 
     /// The only authorization server the credentials are ever sent to.
@@ -135,6 +151,8 @@ impl OAuthConfig {
             workload_token_file: Option<&'a str>,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             scopes: &'a [String],
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            dpop: bool,
         }
         let (mut secret, mut key, mut workload_env, mut workload_file) = (None, None, None, None);
         match &self.secret {
@@ -151,6 +169,7 @@ impl OAuthConfig {
             workload_token_env: workload_env,
             workload_token_file: workload_file,
             scopes: &self.scopes,
+            dpop: self.dpop,
         })
         .unwrap_or(Value::Null)
     }
@@ -269,6 +288,14 @@ impl OAuthConfig {
                 None
             }
         };
+        let dpop = match object.get("dpop") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                problems.push(("dpop".into(), "must be true or false".into()));
+                false
+            }
+        };
         let scopes = match object.get("scopes") {
             None => Vec::new(),
             Some(Value::Array(list)) if list.len() <= MAX_SCOPES => {
@@ -292,6 +319,7 @@ impl OAuthConfig {
                 client_id,
                 secret,
                 scopes,
+                dpop,
             }),
             _ => Err(problems),
         }
@@ -343,6 +371,12 @@ mod tests {
         .unwrap();
         assert_eq!(key.secret(), &SecretVar::Key("KEY".into()));
         assert!(key.scopes().is_empty());
+        assert!(!key.dpop());
+        let bound = json!({"issuer": "https://a.example/", "client_id": "c", "client_secret_env": "S", "dpop": true});
+        let config = parse(bound.clone()).unwrap();
+        assert!(config.dpop());
+        assert_eq!(config.to_value()["dpop"], true);
+        assert!(parse(json!({"issuer": "https://a.example", "client_id": "c", "client_secret_env": "S", "dpop": "yes"})).is_err());
         for (field, var) in [
             (
                 "workload_token_file",

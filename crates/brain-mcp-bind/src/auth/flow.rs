@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use brain_mcp_proto::auth::dpop;
 use brain_mcp_proto::auth::token::{self, Grant, Token};
 use brain_mcp_proto::auth::{AuthError, Authority, BearerChallenge, HttpUrl, Search, Step};
 use brain_mcp_proto::client::Header;
@@ -13,6 +14,7 @@ use http::Uri;
 use tracing::Instrument;
 
 use super::credentials::Credentials;
+use super::dpop::DpopKey;
 use super::failure::AuthFailure;
 use super::net::Net;
 use super::seen as observe;
@@ -114,6 +116,7 @@ pub(crate) async fn token(
     credentials: &Credentials,
     grant: Grant<'_>,
     scope: Option<&str>,
+    dpop: Option<&DpopKey>,
 ) -> Result<Token, AuthFailure> {
     let endpoint = authority.server.token_endpoint.as_deref().ok_or_else(|| {
         AuthFailure::server(
@@ -146,34 +149,60 @@ pub(crate) async fn token(
         Grant::JwtBearer(assertion) => secrets = secrets.with([assertion]),
         _ => {}
     }
-    let mut req = FetchRequest::post(
-        uri,
-        "application/x-www-form-urlencoded",
-        Bytes::from(form.body().to_owned()),
-        STEP_DEADLINE,
-    );
-    req.limit = DOCUMENT_LIMIT;
-    req.headers = basic
-        .map(|value| vec![Header::sensitive("authorization", value)])
-        .unwrap_or_default();
-    req.secrets = secrets.clone();
-    req.destinations = Some(net.destinations);
+    let body = Bytes::from(form.body().to_owned());
     let grant_name = observe::grant_name(&grant);
     let span = observe::token_span(&authority.resource, &authority.issuer, grant_name);
     let started = Instant::now();
-    let answer = match net.http.fetch(req).instrument(span.clone()).await {
-        Ok(answer) => answer,
-        Err(e) => {
-            observe::token_done(&span, grant_name, None, e.kind_name(), started);
-            let message = format!("authorization: token request: {e}");
-            return Err(if e.is_destination() {
-                AuthFailure::config(message)
-            } else {
-                AuthFailure::server(message)
-            });
+    let mut nonce_rounds = 0;
+    let answer = loop {
+        let mut req = FetchRequest::post(
+            uri.clone(),
+            "application/x-www-form-urlencoded",
+            body.clone(),
+            STEP_DEADLINE,
+        );
+        req.limit = DOCUMENT_LIMIT;
+        req.headers = basic
+            .iter()
+            .map(|value| Header::sensitive("authorization", value.clone()))
+            .collect();
+        if let Some(key) = dpop {
+            // A fresh proof for each attempt (RFC 9449 §5), with the server's nonce.
+            let proof = key
+                .token_request_header(endpoint)
+                .map_err(|why| why.within("authorization: "))?;
+            secrets = secrets.with([proof.value.as_ref()]);
+            req.headers.push(proof);
+        }
+        req.secrets = secrets.clone();
+        req.destinations = Some(net.destinations);
+        let answer = match net.http.fetch(req).instrument(span.clone()).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                observe::token_done(&span, grant_name, None, e.kind_name(), started);
+                let message = format!("authorization: token request: {e}");
+                return Err(if e.is_destination() {
+                    AuthFailure::config(message)
+                } else {
+                    AuthFailure::server(message)
+                });
+            }
+        };
+        // RFC 9449 §8: the authorization server wants its nonce in the proof; nothing
+        // was granted, so the request goes again, a bounded number of times.
+        let nonce = answer.dpop_nonce.as_deref().and_then(dpop::nonce);
+        match (dpop, nonce) {
+            (Some(key), Some(nonce))
+                if nonce_rounds < dpop::MAX_NONCE_ROUNDS
+                    && dpop::token_endpoint_wants_nonce(answer.status, &answer.body) =>
+            {
+                nonce_rounds += 1;
+                key.token_nonce(nonce);
+            }
+            _ => break answer,
         }
     };
-    let read = token::read_token(answer.status, &answer.body);
+    let read = token::read_token_with(answer.status, &answer.body, dpop.is_some());
     let outcome = match &read {
         Ok(_) => "ok",
         Err(AuthError::TokenRefused { .. }) => "refused",

@@ -143,6 +143,9 @@ pub struct OAuthClient {
     pub(crate) trust_server_metadata: bool,
     /// Where tokens are kept between runs, if the host keeps them.
     pub(crate) store: Option<Store>,
+    /// Whether tokens are asked for DPoP-bound (RFC 9449) from the start; without it,
+    /// only once a server challenges with `DPoP` alone.
+    pub(crate) dpop: bool,
 }
 
 /// A host's token store, shared by clones.
@@ -232,6 +235,7 @@ impl OAuthClient {
             delegated: None,
             trust_server_metadata: false,
             store: None,
+            dpop: false,
         }
     }
 
@@ -265,6 +269,7 @@ impl OAuthClient {
             principal: None,
             trust_server_metadata: false,
             store: None,
+            dpop: false,
             delegated: Some(Delegated {
                 handler,
                 redirect_uri: redirect_uri.into(),
@@ -300,6 +305,16 @@ impl OAuthClient {
         self
     }
 
+    /// Tokens asked for DPoP-bound (RFC 9449) from the first token request: each one
+    /// proves possession of a key made in memory for this client, and every request that
+    /// carries it a proof of its own. Without it, DPoP is used once a server challenges
+    /// with `DPoP` alone.
+    #[must_use]
+    pub fn with_dpop(mut self) -> Self {
+        self.dpop = true;
+        self
+    }
+
     /// Tokens kept in `store` between runs (loaded when first needed, saved as got).
     #[must_use]
     pub fn with_token_store(mut self, store: Arc<dyn TokenStore>) -> Self {
@@ -324,12 +339,17 @@ impl OAuthClient {
 
     /// The credentials of a binding's `oauth` block.
     pub fn from_config(config: &OAuthConfig) -> Self {
-        Self::pinned(
+        let client = Self::pinned(
             config.issuer(),
             config.client_id(),
             ClientProof::Env(config.secret().clone()),
         )
-        .with_scopes(config.scopes().to_vec())
+        .with_scopes(config.scopes().to_vec());
+        if config.dpop() {
+            client.with_dpop()
+        } else {
+            client
+        }
     }
 
     /// The client's proof, given in code or read from the environment now, with every
@@ -382,7 +402,8 @@ impl OAuthClient {
             self.client_id.clone()?,
             secret.clone(),
             self.scopes.clone(),
-        );
+        )
+        .with_dpop(self.dpop);
         Some(config.to_value())
     }
 

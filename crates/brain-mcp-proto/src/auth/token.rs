@@ -262,9 +262,26 @@ impl std::fmt::Debug for Token {
     }
 }
 
+impl Token {
+    /// Whether it is DPoP-bound (`token_type` `DPoP`, RFC 9449 §5): each request that
+    /// carries it needs a proof with the client's key.
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .eq_ignore_ascii_case(super::dpop::TOKEN_TYPE)
+    }
+}
+
 /// Reads a token endpoint's answer: a `Bearer` token on 200, else the endpoint's
 /// refusal with its `error` code (never its description, which may echo a secret).
 pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
+    read_token_with(status, body, false)
+}
+
+/// [`read_token`] for a request that carried a DPoP proof (`proof_sent`): a `DPoP`
+/// token is then taken too (and a `Bearer` one, which a server that ignores DPoP
+/// issues). A `DPoP` token for a request without a proof is refused: the client holds
+/// no key it is bound to.
+pub fn read_token_with(status: u16, body: &[u8], proof_sent: bool) -> Result<Token, AuthError> {
     if status != 200 {
         #[derive(serde::Deserialize)]
         struct Refusal {
@@ -279,7 +296,14 @@ pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
         what: "token response",
         why: "it is not a token response",
     })?;
-    if !token.token_type.eq_ignore_ascii_case("bearer") || token.access_token.expose().is_empty() {
+    if token.is_dpop() && !proof_sent {
+        return Err(AuthError::Document {
+            what: "token response",
+            why: "it holds a DPoP-bound token, though no DPoP proof was sent",
+        });
+    }
+    let bearer = token.token_type.eq_ignore_ascii_case("bearer") || token.is_dpop();
+    if !bearer || token.access_token.expose().is_empty() {
         return Err(AuthError::Document {
             what: "token response",
             why: "it does not hold a bearer token",

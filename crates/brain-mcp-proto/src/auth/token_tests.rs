@@ -211,3 +211,18 @@ fn a_jwt_bearer_grant_carries_the_assertion_and_hides_it_in_debug() {
     );
     assert!(!format!("{form:?}").contains("Ym9keQ"));
 }
+
+#[test]
+fn a_dpop_token_is_taken_only_after_a_proof() {
+    let body = br#"{"access_token":"at-dpop-0123456789","token_type":"DPoP","expires_in":60}"#;
+    let token = read_token_with(200, body, true).unwrap();
+    assert!(token.is_dpop());
+    assert!(matches!(
+        read_token(200, body),
+        Err(AuthError::Document { why, .. }) if why.contains("DPoP")
+    ));
+    // A server that ignores DPoP issues a bearer token: taken either way.
+    let bearer = br#"{"access_token":"at-bearer-0123456789","token_type":"Bearer"}"#;
+    assert!(!read_token_with(200, bearer, true).unwrap().is_dpop());
+    assert!(read_token_with(200, br#"{"access_token":"a","token_type":"N_A"}"#, true).is_err());
+}
