@@ -60,6 +60,9 @@ pub struct AuthConfig {
     pub dpop_unasked: bool,
     /// [`TestAuthServer::dpop_guard`] demands a new nonce for every request.
     pub dpop_nonce_every_request: bool,
+    /// As an enterprise identity provider: the identity assertions it exchanges for
+    /// ID-JAGs ([`jag_name`]) at its token endpoint (RFC 8693).
+    pub identity_assertions: Vec<String>,
 }
 
 impl AuthConfig {
@@ -81,6 +84,7 @@ impl AuthConfig {
             dpop: false,
             dpop_unasked: false,
             dpop_nonce_every_request: false,
+            identity_assertions: Vec::new(),
         }
     }
 }
@@ -127,6 +131,8 @@ struct State {
     /// The nonce the DPoP guard wants next, and how many it demanded.
     nonce: u32,
     nonce_demands: u32,
+    /// ID-JAGs issued.
+    jags: u32,
 }
 
 /// One DPoP proof the MCP server's guard saw.
@@ -179,6 +185,7 @@ impl TestAuthServer {
             proofs: Vec::new(),
             nonce: 0,
             nonce_demands: 0,
+            jags: 0,
         }));
         let (shutdown, mut stop) = oneshot::channel::<()>();
         let shared = state.clone();
@@ -411,6 +418,14 @@ pub fn token_name(n: u32) -> String {
     format!("tok-{n}-{:012x}", spread(n))
 }
 
+/// The `n`th ID-JAG an identity provider issues: a compact JWT in form.
+pub fn jag_name(n: u32) -> String {
+    format!(
+        "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.eyJqYWciOi{n:04}.amFnLXNpZ25hdHVyZS{:012x}",
+        spread(n.wrapping_add(0x7a9))
+    )
+}
+
 /// The `n`th refresh token.
 pub fn refresh_name(n: u32) -> String {
     format!("refresh-{n}-{:012x}", spread(n.wrapping_add(0x5bd1)))
@@ -517,6 +532,30 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
             }),
         );
     }
+    if seen.form("grant_type").as_deref() == Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    {
+        let fits = seen.form("requested_token_type").as_deref()
+            == Some("urn:ietf:params:oauth:token-type:id-jag")
+            && seen.form("subject_token_type").as_deref()
+                == Some("urn:ietf:params:oauth:token-type:id_token")
+            && seen.form("audience").is_some_and(|a| !a.is_empty())
+            && seen.form("resource").is_some_and(|r| !r.is_empty())
+            && seen
+                .form("subject_token")
+                .is_some_and(|t| config.identity_assertions.contains(&t));
+        if !fits {
+            return reply(400, &json!({"error": "invalid_grant"}));
+        }
+        state.jags += 1;
+        return reply(
+            200,
+            &json!({
+                "access_token": jag_name(state.jags),
+                "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                "token_type": "N_A",
+            }),
+        );
+    }
     let basic = seen
         .authorization
         .as_deref()
@@ -544,7 +583,7 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
             challenge.as_deref() == Some(URL_SAFE_NO_PAD.encode(digest).as_str())
         }
         Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
-            seen.form("client_id").as_deref() == Some(config.client_id.as_str())
+            (client_ok || seen.form("client_id").as_deref() == Some(config.client_id.as_str()))
                 && seen
                     .form("assertion")
                     .is_some_and(|a| config.assertions.contains(&a))

@@ -30,6 +30,7 @@ const EXTENSIONS: &[&str] = &[
     "auth/wif-jwt-bearer",
     "auth/dpop",
     "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
 ];
 /// The spec version a case of [`EXTENSIONS`] is listed under.
 const EXTENSION: &str = "extension";

@@ -18,7 +18,7 @@ use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject;
 
 use super::failure::AuthFailure;
-use super::given::{ClientProof, OAuthClient};
+use super::given::{ClientProof, IdentityAssertion, OAuthClient};
 
 /// The most bytes of a PEM key read from the environment.
 const MAX_KEY_BYTES: usize = 16 * 1024;
@@ -37,6 +37,8 @@ pub(crate) struct Credentials {
     /// Whether a peer issued them (a registration's answer): its secret is then kept
     /// process-wide only if it looks like a credential.
     pub(crate) issued: bool,
+    /// An enterprise user's identity to exchange for an ID-JAG (SEP-990).
+    pub(crate) enterprise: Option<std::sync::Arc<IdentityAssertion>>,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -68,6 +70,7 @@ impl Credentials {
             proof: client.proof.clone(),
             method: None,
             issued: false,
+            enterprise: client.enterprise.clone(),
         })
     }
 
@@ -81,6 +84,7 @@ impl Credentials {
                 .map(|s| ClientProof::Secret(Secret::new(s.clone()))),
             method: Some(got.auth(server)),
             issued: true,
+            enterprise: None,
         }
     }
 
@@ -108,6 +112,15 @@ impl Credentials {
             Some(ClientProof::WorkloadJwt(jwt)) => format!("workload:{}", jwt.expose()),
             Some(ClientProof::Env(_)) => "other".to_owned(),
             None => "public".to_owned(),
+        };
+        let text = match &self.enterprise {
+            // A new assertion (the old one expired) is new credentials.
+            Some(idp) => format!(
+                "{text}|idp:{}|{}",
+                idp.token_endpoint,
+                idp.assertion.expose()
+            ),
+            None => text,
         };
         let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
         URL_SAFE_NO_PAD.encode(&digest.as_ref()[..12])
@@ -370,6 +383,7 @@ mod tests {
             proof: Some(ClientProof::PrivateKeyPem(Secret::new(pem.clone()))),
             method: None,
             issued: false,
+            enterprise: None,
         };
         let server: ServerMetadata = serde_json::from_str(
             r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t",
@@ -400,6 +414,7 @@ mod tests {
             proof: Some(ClientProof::Secret(Secret::new("sEcret/for+BASIC-test"))),
             method: Some(ClientAuth::Basic),
             issued: false,
+            enterprise: None,
         };
         let server: ServerMetadata = serde_json::from_str(
             r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t"}"#,

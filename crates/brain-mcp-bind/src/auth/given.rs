@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use brain_mcp_proto::auth::token::SubjectType;
 use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
 use brain_tools_core::{EndpointUrl, OAuthConfig, Secret, SecretVar};
@@ -49,6 +50,63 @@ impl ClientProof {
             Self::Env(var) => var.is_workload(),
             _ => false,
         }
+    }
+}
+
+/// An enterprise user's identity, as the enterprise's identity provider asserted it
+/// (SEP-990, enterprise-managed authorization): Brain exchanges it at the identity
+/// provider's token endpoint (RFC 8693) for an ID-JAG meant for the MCP server's
+/// authorization server, and redeems that there with the JWT bearer grant, the client
+/// authenticating as usual. The assertion goes to that token endpoint only. Its `Debug`
+/// shows the endpoint and client id, never the assertion or secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdentityAssertion {
+    pub(crate) token_endpoint: String,
+    pub(crate) assertion: Secret,
+    pub(crate) kind: SubjectType,
+    pub(crate) client_id: Option<String>,
+    pub(crate) client_secret: Option<Secret>,
+}
+
+impl std::fmt::Debug for IdentityAssertion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityAssertion")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("kind", &self.kind)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdentityAssertion {
+    /// An OpenID Connect ID token the identity provider whose token endpoint is
+    /// `token_endpoint` issued.
+    pub fn id_token(token_endpoint: impl Into<String>, id_token: Secret) -> Self {
+        Self {
+            token_endpoint: token_endpoint.into(),
+            assertion: id_token,
+            kind: SubjectType::IdToken,
+            client_id: None,
+            client_secret: None,
+        }
+    }
+
+    /// A SAML 2.0 assertion (base64url) the identity provider whose token endpoint is
+    /// `token_endpoint` issued.
+    pub fn saml2(token_endpoint: impl Into<String>, assertion: Secret) -> Self {
+        Self {
+            kind: SubjectType::Saml2,
+            ..Self::id_token(token_endpoint, assertion)
+        }
+    }
+
+    /// Who the client is at the identity provider: its id there, and its secret if it
+    /// has one (sent as `client_secret_post`).
+    #[must_use]
+    pub fn with_idp_client(mut self, client_id: impl Into<String>, secret: Option<Secret>) -> Self {
+        self.client_id = Some(client_id.into());
+        self.client_secret = secret;
+        self
     }
 }
 
@@ -146,6 +204,9 @@ pub struct OAuthClient {
     /// Whether tokens are asked for DPoP-bound (RFC 9449) from the start; without it,
     /// only once a server challenges with `DPoP` alone.
     pub(crate) dpop: bool,
+    /// An enterprise user's identity to exchange for an ID-JAG, in place of the client
+    /// credentials grant.
+    pub(crate) enterprise: Option<Arc<IdentityAssertion>>,
 }
 
 /// A host's token store, shared by clones.
@@ -236,6 +297,7 @@ impl OAuthClient {
             trust_server_metadata: false,
             store: None,
             dpop: false,
+            enterprise: None,
         }
     }
 
@@ -270,6 +332,7 @@ impl OAuthClient {
             trust_server_metadata: false,
             store: None,
             dpop: false,
+            enterprise: None,
             delegated: Some(Delegated {
                 handler,
                 redirect_uri: redirect_uri.into(),
@@ -312,6 +375,17 @@ impl OAuthClient {
     #[must_use]
     pub fn with_dpop(mut self) -> Self {
         self.dpop = true;
+        self
+    }
+
+    /// Tokens for the enterprise user `identity` asserts (SEP-990): got by exchanging
+    /// it for an ID-JAG at the identity provider, then redeeming that at the server's
+    /// authorization server (which these credentials authenticate to, pinned as
+    /// always). Give each user's assertion with [`Self::for_principal`]; a new
+    /// assertion (the old one expired) gets new tokens.
+    #[must_use]
+    pub fn with_identity_assertion(mut self, identity: IdentityAssertion) -> Self {
+        self.enterprise = Some(Arc::new(identity));
         self
     }
 
@@ -358,6 +432,23 @@ impl OAuthClient {
     /// shown. A variable that cannot be read yet adds nothing (the token request will
     /// say why).
     pub(crate) fn secrets(&self) -> Secrets {
+        let proof = self.proof_secrets();
+        let Some(idp) = &self.enterprise else {
+            return proof;
+        };
+        // The enterprise user's assertion and the client's secret at the identity
+        // provider: host-given secrets, known before anything is sent.
+        brain_mcp_proto::text::learn(idp.assertion.expose());
+        brain_mcp_proto::text::learn_jwt(idp.assertion.expose());
+        let mut values = vec![idp.assertion.expose()];
+        if let Some(secret) = &idp.client_secret {
+            learn_proof(idp.client_id.as_deref(), secret.expose(), false);
+            values.push(secret.expose());
+        }
+        proof.with(values)
+    }
+
+    fn proof_secrets(&self) -> Secrets {
         let value = match &self.proof {
             Some(ClientProof::Secret(s)) => Some((s.expose().to_owned(), false)),
             Some(ClientProof::PrivateKeyPem(s)) => Some((s.expose().to_owned(), true)),

@@ -35,7 +35,7 @@ use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    OAuthClient, StoredTokens, TokenStore,
+    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
 pub(crate) use net::{Net, Reach};
