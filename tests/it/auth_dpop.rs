@@ -108,6 +108,16 @@ async fn a_nonce_demanded_on_every_request_is_honoured_and_each_tool_runs_once()
             .filter(|r| r.status == Some(200))
             .count();
         assert_eq!(ran, 3, "{era:?}: each tool ran once");
+        if era == Era::Handshake {
+            // Each session's DELETE got the nonce asked for too, and ended it.
+            let stats = server.stats();
+            assert_eq!(
+                stats.sessions_deleted.len(),
+                stats.sessions_opened.len(),
+                "{:?}",
+                stats.deletes()
+            );
+        }
     }
 }
 

@@ -133,6 +133,24 @@ async fn a_refused_exchange_fails_the_call_and_never_shows_the_assertion() {
 }
 
 #[tokio::test]
+async fn an_id_jag_the_authorization_server_reflects_is_never_shown() {
+    let (idp, auth, server) = servers();
+    // The authorization server refuses the redemption, echoing the ID-JAG it got.
+    auth.configure(|c| c.refuse_tokens = true);
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    let h = Harness::new();
+    h.executor.set_credentials(Some(source(auth.url(), &idp)));
+    let out = call(&h, &echo, "c1", json!({"text": "hi"})).await;
+    assert_failure(&out.result, "authorization_failed", false);
+    assert_eq!(idp.token_requests().len(), 1);
+    let printed = out.result.to_string();
+    let jag = jag_name(1);
+    for piece in jag.split('.').skip(1).chain([jag.as_str()]) {
+        assert!(!printed.contains(piece), "leaked {piece}: {printed}");
+    }
+}
+
+#[tokio::test]
 async fn nothing_is_exchanged_for_an_authorization_server_not_pinned() {
     let (idp, auth, server) = servers();
     let thief = TestAuthServer::start(AuthConfig::new(&server.url(), CLIENT, SECRET));

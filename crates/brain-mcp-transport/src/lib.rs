@@ -84,7 +84,7 @@ pub use fetch::{FetchRequest, Fetched};
 pub use headers::{BearerToken, DPOP, DPOP_NONCE};
 pub use load::PoolStats;
 pub use media::ContentType;
-pub use post::{PostReply, PostRequest};
+pub use post::{Deleted, PostReply, PostRequest};
 pub use proxy::{InvalidProxy, ProxyConfig};
 pub use rpc::{ErrorCode, RequestId};
 pub use stream::{Received, ReplyStream};

@@ -241,6 +241,22 @@ impl HttpClient {
         secrets: &Secrets,
         deadline: Duration,
     ) -> Result<StatusCode, TransportError> {
+        self.delete_answer(url, headers, bearer, secrets, deadline)
+            .await
+            .map(|answer| answer.status)
+    }
+
+    /// [`Self::delete`], with what a `401` answer said about authorization: its
+    /// `WWW-Authenticate` and `DPoP-Nonce` (read only for a 401, so other answers cost
+    /// what they did).
+    pub async fn delete_answer(
+        &self,
+        url: &Uri,
+        headers: &[Header],
+        bearer: Option<&BearerToken>,
+        secrets: &Secrets,
+        deadline: Duration,
+    ) -> Result<Deleted, TransportError> {
         let secrets = self.secrets_of(secrets, bearer);
         let at = place(&Method::DELETE, url);
         let build = || -> Result<HeaderMap, TransportError> {
@@ -263,10 +279,28 @@ impl HttpClient {
             };
             let mut log = ExchangeLog::start("DELETE", secrets.clone());
             let (mut resp, _busy) = self.send(out, &mut log).await?;
+            let status = resp.status();
+            let refused = (status == StatusCode::UNAUTHORIZED).then(|| {
+                let header = |name| {
+                    resp.headers()
+                        .get(name)
+                        .and_then(|v: &HeaderValue| v.to_str().ok())
+                        .map(|v| brain_mcp_proto::text::prefix(v, 1024).to_owned())
+                };
+                (
+                    header(WWW_AUTHENTICATE),
+                    header(http::HeaderName::from_static(DPOP_NONCE)),
+                )
+            });
             let cfg = &self.inner.config;
             body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
             log.end("ok");
-            Ok(resp.status())
+            let (www_authenticate, dpop_nonce) = refused.unwrap_or_default();
+            Ok(Deleted {
+                status,
+                www_authenticate: www_authenticate.map(|c| secrets.redact(&c).into_owned()),
+                dpop_nonce,
+            })
         };
         match self.background_timer().timeout(deadline, work).await {
             Some(result) => result.map_err(|e: TransportError| e.finished(&secrets)),
@@ -338,6 +372,18 @@ impl HttpClient {
             format!("{at}: the server answered {status}{detail}"),
         )
     }
+}
+
+/// The answer to a session's `DELETE`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Deleted {
+    /// The status.
+    pub status: StatusCode,
+    /// A 401's `WWW-Authenticate`, free of the exchange's secrets.
+    pub www_authenticate: Option<String>,
+    /// A 401's `DPoP-Nonce` (RFC 9449 §9).
+    pub dpop_nonce: Option<String>,
 }
 
 pub(crate) fn unexpected(message: String) -> TransportError {

@@ -296,19 +296,24 @@ impl HttpLink {
         // One step for both: the renewal, if any, and the DELETE.
         let started = std::time::Instant::now();
         let bearer = self.cleanup_bearer(RENEWAL_BUDGET).await;
-        let mut headers = headers;
-        let mut secrets = target.secrets_now();
-        if let Some((proof, text)) = self.proof("DELETE", bearer.as_ref()) {
-            headers.push(proof);
-            secrets = secrets.with([text]);
-        }
-        let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
-        let answer = self
-            .client
-            .http()
-            .delete(&target.url, &headers, bearer.as_ref(), &secrets, left)
-            .instrument(observe::delete_span(target, id))
-            .await;
+        let answer = if bearer.as_ref().is_some_and(BearerToken::is_dpop) {
+            self.delete_with_proofs(headers, bearer.as_ref(), started)
+                .instrument(observe::delete_span(target, id))
+                .await
+        } else {
+            let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
+            self.client
+                .http()
+                .delete(
+                    &target.url,
+                    &headers,
+                    bearer.as_ref(),
+                    &target.secrets_now(),
+                    left,
+                )
+                .instrument(observe::delete_span(target, id))
+                .await
+        };
         let status = answer.as_ref().ok().map(http::StatusCode::as_u16);
         let closed = status.is_some_and(handshake::closed);
         self.client.sessions().ended(closed);
@@ -317,6 +322,46 @@ impl HttpLink {
             Ended::Closed
         } else {
             Ended::Failed(status)
+        }
+    }
+}
+
+impl HttpLink {
+    /// A session's `DELETE` with a DPoP-bound token: a proof of its own (`htm`
+    /// `DELETE`), and again with the server's nonce when it asks for one, within the
+    /// core's rounds and the cleanup step's deadline (counted from `started`).
+    async fn delete_with_proofs(
+        &self,
+        headers: Vec<Header>,
+        bearer: Option<&BearerToken>,
+        started: std::time::Instant,
+    ) -> Result<http::StatusCode, TransportError> {
+        let target = &self.target;
+        let mut rounds = Rounds::new(true);
+        loop {
+            let mut sent = headers.clone();
+            let mut secrets = target.secrets_now();
+            if let Some((proof, text)) = self.proof("DELETE", bearer) {
+                sent.push(proof);
+                secrets = secrets.with([text]);
+            }
+            let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
+            let answer = self
+                .client
+                .http()
+                .delete_answer(&target.url, &sent, bearer, &secrets, left)
+                .await?;
+            let demand = dpop::demand(
+                answer.status.as_u16(),
+                answer.www_authenticate.as_deref(),
+                answer.dpop_nonce.as_deref(),
+            );
+            match (demand, &target.auth) {
+                (Demand::Nonce(nonce), Some(auth)) if rounds.after_nonce() == Refusal::Resend => {
+                    auth.resource_nonce(&nonce);
+                }
+                _ => return Ok(answer.status),
+            }
         }
     }
 }
