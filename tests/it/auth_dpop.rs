@@ -229,3 +229,49 @@ async fn a_proof_a_server_reflects_is_never_shown() {
     }
     assert!(printed.contains("bad proof"), "{printed}");
 }
+
+#[tokio::test]
+async fn a_resumed_stream_gets_a_proof_of_its_own() {
+    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, SECRET));
+    auth.configure(|c| c.dpop = true);
+    let guard = auth.dpop_guard();
+    // The call's stream ends after a priming event; the GET that resumes it must pass
+    // the DPoP check like any request, then brings the result.
+    let call_id = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut config = ServerConfig::new(Era::Handshake).hook(move |seen| {
+        if let Some(refused) = guard(seen) {
+            return Some(refused);
+        }
+        let mut id = call_id.lock().expect("the call's id");
+        if seen.tool() == Some("echo") {
+            *id = seen.id_json();
+            let mut reply = RawReply::sse("");
+            reply.body = b"id: ev-1\nretry: 10\ndata: \n\n".to_vec();
+            return Some(reply);
+        }
+        (seen.http_method == "GET").then(|| {
+            RawReply::sse(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"resumed"}}]}}}}"#
+            ))
+        })
+    });
+    config.fault_tools = false;
+    let server = TestServer::start(config);
+    auth.configure(|c| c.resource = server.url());
+    let echo = binding(oauth_spec(&server, &auth.url(), true));
+    let h = Harness::new();
+    let out = call(&h, &echo, "c1", json!({"text": "x"})).await;
+    assert_eq!(
+        out.result["content"][0]["text"], "resumed",
+        "{}",
+        out.result
+    );
+    h.flush().await;
+    let get = auth
+        .proofs()
+        .into_iter()
+        .find(|p| p.http_method == "GET")
+        .expect("the resuming GET had a proof");
+    assert_eq!(get.claims["htm"], "GET");
+    assert!(get.dpop_scheme);
+}

@@ -53,6 +53,9 @@ pub struct PostRequest {
     pub resume_attempts: u32,
     /// The headers of a resuming `GET`.
     pub resume_headers: Vec<Header>,
+    /// A header for each resuming `GET` of its own, in order, the first for the first
+    /// attempt (a DPoP proof: one proof per request); none past the last.
+    pub resume_proofs: Vec<Header>,
     /// The message has no side effects: it may be resent once when a pooled connection
     /// proves stale. Never set it for a message with effects (`tools/call`).
     pub idempotent: bool,
@@ -88,6 +91,7 @@ impl PostRequest {
             budget: 1 << 20,
             resume_attempts: 0,
             resume_headers: Vec::new(),
+            resume_proofs: Vec::new(),
             idempotent: false,
         }
     }
@@ -209,6 +213,7 @@ impl HttpClient {
                 client: self.clone(),
                 url: req.url,
                 headers: req.resume_headers,
+                proofs: req.resume_proofs,
                 bearer: req.bearer.clone(),
                 secrets: log.secrets().clone(),
                 max_attempts: req.resume_attempts,

@@ -63,9 +63,17 @@ impl HttpLink {
         req.headers = target.and_headers(out.headers);
         req.secrets = target.secrets_now();
         if let Some((proof, text)) = self.proof("POST", bearer.as_ref()) {
-            // A DPoP-bound token goes with a proof of its own for each request.
+            // A DPoP-bound token goes with a proof of its own for each request, each
+            // resuming GET included.
             req.headers.push(proof);
-            req.secrets = req.secrets.with([text]);
+            let mut texts = vec![text];
+            for _ in 0..out.resume_attempts {
+                if let Some((proof, text)) = self.proof("GET", bearer.as_ref()) {
+                    req.resume_proofs.push(proof);
+                    texts.push(text);
+                }
+            }
+            req.secrets = req.secrets.with(texts);
         }
         req.bearer = bearer;
         req.budget = budget;
