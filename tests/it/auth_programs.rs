@@ -156,3 +156,69 @@ fn mcp_tools_then_mcp_call_with_client_credentials() {
     }
     assert_eq!(auth.seen().len(), before);
 }
+
+#[test]
+fn mcp_tools_with_a_workload_token_file_writes_the_block_and_never_the_jwt() {
+    let jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJtY3AtdG9vbHMtd29ya2xvYWQifQ.cHJvZ3JhbS1zaWduYXR1cmUtMDEyMw";
+    let auth = TestAuthServer::start(AuthConfig::new("", CLIENT, "unused"));
+    auth.configure(|c| {
+        c.auth_methods = vec!["none".into()];
+        c.assertions = vec![jwt.to_owned()];
+    });
+    let server = TestServer::start(ServerConfig::new(Era::Both).hook(auth.guard()));
+    auth.configure(|c| c.resource = server.url());
+    let path = std::env::temp_dir().join(format!("brain-mcp-tools-{}.jwt", std::process::id()));
+    std::fs::write(&path, format!("{jwt}\n")).expect("the token file is written");
+    let file = path.to_string_lossy().into_owned();
+    let (code, out, err) = run(
+        mcp_tools,
+        &[
+            "-url",
+            &server.url(),
+            "-tenant",
+            "t",
+            "-tools",
+            "echo",
+            "-oauth-client-id",
+            CLIENT,
+            "-oauth-workload-token-file",
+            &file,
+            "-oauth-issuer",
+            &auth.url(),
+            "-v",
+        ],
+    );
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 0, "{err}");
+    let bindings: Value = serde_json::from_str(&out).expect("JSON bindings");
+    assert_eq!(
+        bindings[0]["oauth"],
+        json!({"issuer": auth.url(), "client_id": CLIENT, "workload_token_file": file})
+    );
+    let request = &auth.token_requests()[0];
+    assert_eq!(request.form("assertion").as_deref(), Some(jwt));
+    for piece in jwt.split('.').skip(1).chain([jwt]) {
+        assert!(
+            !err.contains(piece) && !out.contains(piece),
+            "{piece} leaked"
+        );
+    }
+    // A relative path is refused before anything is sent.
+    let (code, _, err) = run(
+        mcp_tools,
+        &[
+            "-url",
+            &server.url(),
+            "-tenant",
+            "t",
+            "-tools",
+            "echo",
+            "-oauth-client-id",
+            CLIENT,
+            "-oauth-workload-token-file",
+            "token.jwt",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("absolute"), "{err}");
+}

@@ -8,7 +8,10 @@
 
 mod auth_client;
 mod auth_delegated;
+mod auth_dpop;
+mod auth_enterprise;
 mod auth_programs;
+mod auth_workload;
 mod call_abandon;
 mod call_breaker;
 mod call_cmd;

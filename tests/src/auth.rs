@@ -50,6 +50,19 @@ pub struct AuthConfig {
     /// Every token response carries this access token instead of the one issued (a
     /// hostile server's choice; the MCP server still accepts only tokens issued).
     pub access_token: Option<String>,
+    /// The JWTs accepted as a JWT bearer grant's `assertion` (RFC 7523 §2.1), from the
+    /// client `client_id` authenticating with its id alone.
+    pub assertions: Vec<String>,
+    /// Tokens asked for with a DPoP proof are DPoP-bound (`token_type` `DPoP`).
+    pub dpop: bool,
+    /// Every token is issued as `DPoP`, proof or not (a server that binds tokens the
+    /// client never asked to have bound).
+    pub dpop_unasked: bool,
+    /// [`TestAuthServer::dpop_guard`] demands a new nonce for every request.
+    pub dpop_nonce_every_request: bool,
+    /// As an enterprise identity provider: the identity assertions it exchanges for
+    /// ID-JAGs ([`jag_name`]) at its token endpoint (RFC 8693).
+    pub identity_assertions: Vec<String>,
 }
 
 impl AuthConfig {
@@ -67,6 +80,11 @@ impl AuthConfig {
             refuse_tokens: false,
             refresh_tokens: false,
             access_token: None,
+            assertions: Vec::new(),
+            dpop: false,
+            dpop_unasked: false,
+            dpop_nonce_every_request: false,
+            identity_assertions: Vec::new(),
         }
     }
 }
@@ -82,6 +100,8 @@ pub struct AuthSeen {
     pub authorization: Option<String>,
     /// The body as text.
     pub body: String,
+    /// The `DPoP` proof header, if any.
+    pub dpop: Option<String>,
 }
 
 impl AuthSeen {
@@ -106,6 +126,26 @@ struct State {
     valid: HashSet<String>,
     issued: u32,
     challenges: Vec<String>,
+    /// What the DPoP guard saw: each proof's method, claims and the token it carried.
+    proofs: Vec<ProofSeen>,
+    /// The nonce the DPoP guard wants next, and how many it demanded.
+    nonce: u32,
+    nonce_demands: u32,
+    /// ID-JAGs issued.
+    jags: u32,
+}
+
+/// One DPoP proof the MCP server's guard saw.
+#[derive(Clone, Debug)]
+pub struct ProofSeen {
+    /// The request's HTTP method.
+    pub http_method: String,
+    /// The proof as sent.
+    pub proof: String,
+    /// Its claims.
+    pub claims: Value,
+    /// Whether the request's `Authorization` used the `DPoP` scheme.
+    pub dpop_scheme: bool,
 }
 
 /// A running authorization server; stops when dropped.
@@ -142,6 +182,10 @@ impl TestAuthServer {
             valid: HashSet::new(),
             issued: 0,
             challenges: Vec::new(),
+            proofs: Vec::new(),
+            nonce: 0,
+            nonce_demands: 0,
+            jags: 0,
         }));
         let (shutdown, mut stop) = oneshot::channel::<()>();
         let shared = state.clone();
@@ -245,6 +289,99 @@ impl TestAuthServer {
         lock(&self.state).challenges.clone()
     }
 
+    /// The DPoP proofs the guard saw, in order.
+    pub fn proofs(&self) -> Vec<ProofSeen> {
+        lock(&self.state).proofs.clone()
+    }
+
+    /// How many times the guard asked for a new nonce.
+    pub fn nonce_demands(&self) -> u32 {
+        lock(&self.state).nonce_demands
+    }
+
+    /// A hook like [`Self::guard`] for DPoP-bound tokens (RFC 9449 §7): a request passes
+    /// with `Authorization: DPoP <token issued>` and a proof whose `htm`, `htu` (no
+    /// query), `ath` and unused `jti` fit it, and, with `dpop_nonce_every_request`, the
+    /// nonce asked for last (a new one is asked for after every request that passes).
+    /// `htu` must be the configured resource. Signatures are not checked. Anything else
+    /// gets a `DPoP` challenge.
+    pub fn dpop_guard(&self) -> impl Fn(&Seen<'_>) -> Option<RawReply> + Send + Sync + 'static {
+        let state = self.state.clone();
+        let metadata = self.resource_metadata_url();
+        move |seen| {
+            let mut state = lock(&state);
+            let challenge = format!("DPoP resource_metadata=\"{metadata}\"");
+            let refuse = |state: &mut State, challenge: String| {
+                state.challenges.push(challenge.clone());
+                Some(RawReply::json(401, "{}").header("www-authenticate", &challenge))
+            };
+            let authorization = seen
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let (scheme, token) = authorization.split_once(' ').unwrap_or(("", ""));
+            let proof = seen
+                .headers
+                .get("dpop")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let claims: Value = proof
+                .split('.')
+                .nth(1)
+                .and_then(|c| URL_SAFE_NO_PAD.decode(c).ok())
+                .and_then(|c| serde_json::from_slice(&c).ok())
+                .unwrap_or(Value::Null);
+            if !proof.is_empty() {
+                state.proofs.push(ProofSeen {
+                    http_method: seen.http_method.to_owned(),
+                    proof: proof.clone(),
+                    claims: claims.clone(),
+                    dpop_scheme: scheme == "DPoP",
+                });
+            }
+            let ath = URL_SAFE_NO_PAD.encode(ring::digest::digest(
+                &ring::digest::SHA256,
+                token.as_bytes(),
+            ));
+            let jti = claims["jti"].as_str().unwrap_or("");
+            let replayed = state
+                .proofs
+                .iter()
+                .filter(|p| p.claims["jti"].as_str() == Some(jti))
+                .count()
+                > 1;
+            let fits = scheme == "DPoP"
+                && state.valid.contains(token)
+                && claims["htm"].as_str() == Some(seen.http_method)
+                && claims["htu"].as_str() == Some(state.config.resource.as_str())
+                && claims["ath"].as_str() == Some(ath.as_str())
+                && !jti.is_empty()
+                && !replayed;
+            if !fits {
+                return refuse(&mut state, challenge);
+            }
+            if state.config.dpop_nonce_every_request {
+                let wanted = format!("rs-nonce-{}", state.nonce);
+                if claims["nonce"].as_str() != Some(wanted.as_str()) {
+                    state.nonce_demands += 1;
+                    let challenge =
+                        format!("DPoP error=\"use_dpop_nonce\", resource_metadata=\"{metadata}\"");
+                    state.challenges.push(challenge.clone());
+                    return Some(
+                        RawReply::json(401, "{}")
+                            .header("www-authenticate", &challenge)
+                            .header("dpop-nonce", &wanted),
+                    );
+                }
+                // The next request needs a new one.
+                state.nonce += 1;
+            }
+            None
+        }
+    }
+
     /// A [`TestServer`](crate::server::TestServer) hook that answers 401, with a challenge
     /// naming this server's resource metadata, to any request without a token it issued.
     pub fn guard(&self) -> impl Fn(&Seen<'_>) -> Option<RawReply> + Send + Sync + 'static {
@@ -281,6 +418,14 @@ pub fn token_name(n: u32) -> String {
     format!("tok-{n}-{:012x}", spread(n))
 }
 
+/// The `n`th ID-JAG an identity provider issues: a compact JWT in form.
+pub fn jag_name(n: u32) -> String {
+    format!(
+        "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.eyJqYWciOi{n:04}.amFnLXNpZ25hdHVyZS{:012x}",
+        spread(n.wrapping_add(0x7a9))
+    )
+}
+
 /// The `n`th refresh token.
 pub fn refresh_name(n: u32) -> String {
     format!("refresh-{n}-{:012x}", spread(n.wrapping_add(0x5bd1)))
@@ -313,6 +458,11 @@ async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<F
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         body: String::from_utf8_lossy(&body).into_owned(),
+        dpop: parts
+            .headers
+            .get("dpop")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
     };
     let mut state = lock(state);
     state.seen.push(seen.clone());
@@ -334,7 +484,7 @@ async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<F
                 "authorization_endpoint": format!("{origin}/authorize"),
                 "token_endpoint_auth_methods_supported": config.auth_methods,
                 "code_challenge_methods_supported": ["S256"],
-                "grant_types_supported": ["client_credentials", "authorization_code", "refresh_token"],
+                "grant_types_supported": ["client_credentials", "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer"],
             }),
         ),
         ("GET", "/authorize") => authorize(&seen, &origin),
@@ -382,6 +532,30 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
             }),
         );
     }
+    if seen.form("grant_type").as_deref() == Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    {
+        let fits = seen.form("requested_token_type").as_deref()
+            == Some("urn:ietf:params:oauth:token-type:id-jag")
+            && seen.form("subject_token_type").as_deref()
+                == Some("urn:ietf:params:oauth:token-type:id_token")
+            && seen.form("audience").is_some_and(|a| !a.is_empty())
+            && seen.form("resource").is_some_and(|r| !r.is_empty())
+            && seen
+                .form("subject_token")
+                .is_some_and(|t| config.identity_assertions.contains(&t));
+        if !fits {
+            return reply(400, &json!({"error": "invalid_grant"}));
+        }
+        state.jags += 1;
+        return reply(
+            200,
+            &json!({
+                "access_token": jag_name(state.jags),
+                "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                "token_type": "N_A",
+            }),
+        );
+    }
     let basic = seen
         .authorization
         .as_deref()
@@ -408,6 +582,12 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
             let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
             challenge.as_deref() == Some(URL_SAFE_NO_PAD.encode(digest).as_str())
         }
+        Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
+            (client_ok || seen.form("client_id").as_deref() == Some(config.client_id.as_str()))
+                && seen
+                    .form("assertion")
+                    .is_some_and(|a| config.assertions.contains(&a))
+        }
         Some("refresh_token") => seen
             .form("refresh_token")
             .is_some_and(|r| r.starts_with("refresh-")),
@@ -420,7 +600,12 @@ fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Fu
     let token = token_name(state.issued);
     state.valid.insert(token.clone());
     let given = config.access_token.clone().unwrap_or(token);
-    let mut answer = json!({"access_token": given, "token_type": "Bearer"});
+    let token_type = if config.dpop_unasked || (config.dpop && seen.dpop.is_some()) {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
+    let mut answer = json!({"access_token": given, "token_type": token_type});
     if let Some(expires) = config.expires_in {
         answer["expires_in"] = json!(expires);
     }

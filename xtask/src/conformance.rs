@@ -27,6 +27,10 @@ const CLIENT_TIMEOUT_MS: &str = "30000";
 const EXTENSIONS: &[&str] = &[
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/wif-jwt-bearer",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
 ];
 /// The spec version a case of [`EXTENSIONS`] is listed under.
 const EXTENSION: &str = "extension";
@@ -416,7 +420,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listing_keeps_client_scenarios_and_the_client_credentials_extensions() {
+    fn listing_keeps_client_scenarios_and_the_extensions_run() {
         let listing = "Server scenarios (test against a server):\n  - ping [2025-06-18]\n\n\
             Client scenarios (test against a client):\n  - initialize [2025-06-18,2025-11-25]\n  \
             - auth/basic-cimd [2025-11-25]\n  - sep-2640-client-no-prefetch [extension]\n  \
@@ -433,6 +437,7 @@ mod tests {
                 "0.1.16/initialize/2025-11-25",
                 "0.1.16/auth/basic-cimd/2025-11-25",
                 "0.1.16/auth/client-credentials-basic/extension",
+                "0.1.16/auth/dpop/extension",
             ]
         );
     }

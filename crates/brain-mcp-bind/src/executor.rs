@@ -224,6 +224,7 @@ impl ToolExecutor for McpExecutor {
 
 /// How a call finds its server.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per call, borrowed or moved once: a box would only add an allocation
 pub(crate) enum Reach {
     /// An HTTP server made for each call from the binding (its URL, headers, tool) and
     /// the tenant's credential; `token` or `oauth`, given in code for a managed server,

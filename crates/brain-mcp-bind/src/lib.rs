@@ -51,7 +51,7 @@ mod text;
 
 pub use auth::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    OAuthClient, StoredTokens, TokenStore,
+    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
 };
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};

@@ -6,6 +6,7 @@
 //! A fetch of a URL a peer named carries the server's [`Destinations`]: it reaches only
 //! the addresses the rule allows, over a connection of its own (see `reach.rs`).
 
+use crate::headers::DPOP_NONCE;
 use std::time::Duration;
 
 use brain_mcp_proto::auth::reach::Destinations;
@@ -93,6 +94,8 @@ pub struct Fetched {
     pub location: Option<String>,
     /// `WWW-Authenticate`, if any.
     pub www_authenticate: Option<String>,
+    /// `DPoP-Nonce` (RFC 9449 §8), if any: a value the server wants in the next proof.
+    pub dpop_nonce: Option<String>,
     /// The body, within the request's limit.
     pub body: Bytes,
 }
@@ -199,6 +202,7 @@ impl HttpClient {
         };
         let location = header(LOCATION);
         let www_authenticate = header(WWW_AUTHENTICATE);
+        let dpop_nonce = header(http::HeaderName::from_static(DPOP_NONCE));
         let status = resp.status().as_u16();
         let mut budget = Budget::new(req.limit);
         let body = body::read_all(resp.body_mut(), &mut budget).await?;
@@ -208,6 +212,7 @@ impl HttpClient {
             status,
             location,
             www_authenticate,
+            dpop_nonce,
             body,
         })
     }

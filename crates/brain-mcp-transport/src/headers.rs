@@ -18,17 +18,41 @@ pub(crate) use brain_mcp_proto::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 /// is made. `Debug` shows `***`; the value is only read when the `Authorization` header
 /// is built, and that header is marked sensitive.
 #[derive(Clone, PartialEq, Eq)]
-pub struct BearerToken(Secret);
+pub struct BearerToken(Secret, Scheme);
+
+/// How an access token is presented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    /// `Authorization: DPoP` (RFC 9449 §7.1); the caller adds the request's proof.
+    Dpop,
+}
+
+/// The `DPoP` request header (RFC 9449 §4.1), which carries a proof.
+pub const DPOP: &str = "dpop";
+/// The `DPoP-Nonce` response header (RFC 9449 §8, §9).
+pub const DPOP_NONCE: &str = "dpop-nonce";
 
 impl BearerToken {
     /// Wraps a token (without the `Bearer ` prefix), registering it as a secret.
     pub fn new(token: impl Into<String>) -> Self {
-        Self(Secret::new(token))
+        Self(Secret::new(token), Scheme::Bearer)
     }
 
     /// The token a secret already holds.
     pub fn from_secret(token: Secret) -> Self {
-        Self(token)
+        Self(token, Scheme::Bearer)
+    }
+
+    /// A DPoP-bound token (RFC 9449): sent as `Authorization: DPoP <token>`, each request
+    /// with a proof of its own in the `DPoP` header, which the caller adds.
+    pub fn dpop_bound(token: Secret) -> Self {
+        Self(token, Scheme::Dpop)
+    }
+
+    /// Whether it is DPoP-bound (each request needs a proof).
+    pub fn is_dpop(&self) -> bool {
+        self.1 == Scheme::Dpop
     }
 
     /// The token itself; take care not to log it.
@@ -72,9 +96,14 @@ pub(crate) fn apply(
         map.insert(name, value);
     }
     if let Some(token) = bearer {
-        let mut v = HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
-            invalid("the bearer token contains characters not allowed in a header".into())
-        })?;
+        let scheme = match token.1 {
+            Scheme::Bearer => "Bearer",
+            Scheme::Dpop => "DPoP",
+        };
+        let mut v =
+            HeaderValue::from_str(&format!("{scheme} {}", token.expose())).map_err(|_| {
+                invalid("the bearer token contains characters not allowed in a header".into())
+            })?;
         v.set_sensitive(true);
         map.insert(AUTHORIZATION, v);
     }

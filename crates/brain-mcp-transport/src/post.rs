@@ -12,6 +12,7 @@ use hyper::body::Incoming;
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
+use crate::headers::DPOP_NONCE;
 use crate::headers::{self, BearerToken};
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
@@ -52,6 +53,9 @@ pub struct PostRequest {
     pub resume_attempts: u32,
     /// The headers of a resuming `GET`.
     pub resume_headers: Vec<Header>,
+    /// A header for each resuming `GET` of its own, in order, the first for the first
+    /// attempt (a DPoP proof: one proof per request); none past the last.
+    pub resume_proofs: Vec<Header>,
     /// The message has no side effects: it may be resent once when a pooled connection
     /// proves stale. Never set it for a message with effects (`tools/call`).
     pub idempotent: bool,
@@ -87,6 +91,7 @@ impl PostRequest {
             budget: 1 << 20,
             resume_attempts: 0,
             resume_headers: Vec::new(),
+            resume_proofs: Vec::new(),
             idempotent: false,
         }
     }
@@ -208,6 +213,7 @@ impl HttpClient {
                 client: self.clone(),
                 url: req.url,
                 headers: req.resume_headers,
+                proofs: req.resume_proofs,
                 bearer: req.bearer.clone(),
                 secrets: log.secrets().clone(),
                 max_attempts: req.resume_attempts,
@@ -240,6 +246,22 @@ impl HttpClient {
         secrets: &Secrets,
         deadline: Duration,
     ) -> Result<StatusCode, TransportError> {
+        self.delete_answer(url, headers, bearer, secrets, deadline)
+            .await
+            .map(|answer| answer.status)
+    }
+
+    /// [`Self::delete`], with what a `401` answer said about authorization: its
+    /// `WWW-Authenticate` and `DPoP-Nonce` (read only for a 401, so other answers cost
+    /// what they did).
+    pub async fn delete_answer(
+        &self,
+        url: &Uri,
+        headers: &[Header],
+        bearer: Option<&BearerToken>,
+        secrets: &Secrets,
+        deadline: Duration,
+    ) -> Result<Deleted, TransportError> {
         let secrets = self.secrets_of(secrets, bearer);
         let at = place(&Method::DELETE, url);
         let build = || -> Result<HeaderMap, TransportError> {
@@ -262,10 +284,28 @@ impl HttpClient {
             };
             let mut log = ExchangeLog::start("DELETE", secrets.clone());
             let (mut resp, _busy) = self.send(out, &mut log).await?;
+            let status = resp.status();
+            let refused = (status == StatusCode::UNAUTHORIZED).then(|| {
+                let header = |name| {
+                    resp.headers()
+                        .get(name)
+                        .and_then(|v: &HeaderValue| v.to_str().ok())
+                        .map(|v| brain_mcp_proto::text::prefix(v, 1024).to_owned())
+                };
+                (
+                    header(WWW_AUTHENTICATE),
+                    header(http::HeaderName::from_static(DPOP_NONCE)),
+                )
+            });
             let cfg = &self.inner.config;
             body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
             log.end("ok");
-            Ok(resp.status())
+            let (www_authenticate, dpop_nonce) = refused.unwrap_or_default();
+            Ok(Deleted {
+                status,
+                www_authenticate: www_authenticate.map(|c| secrets.redact(&c).into_owned()),
+                dpop_nonce,
+            })
         };
         match self.background_timer().timeout(deadline, work).await {
             Some(result) => result.map_err(|e: TransportError| e.finished(&secrets)),
@@ -291,6 +331,14 @@ impl HttpClient {
                 .get(WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned),
+            _ => None,
+        };
+        let dpop_nonce = match status {
+            StatusCode::UNAUTHORIZED => resp
+                .headers()
+                .get(DPOP_NONCE)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| brain_mcp_proto::text::prefix(v, 1024).to_owned()),
             _ => None,
         };
         let retry_after = resp
@@ -322,12 +370,25 @@ impl HttpClient {
                 status,
                 rpc,
                 www_authenticate,
+                dpop_nonce,
                 retry_after,
             },
             Delivery::Answered,
             format!("{at}: the server answered {status}{detail}"),
         )
     }
+}
+
+/// The answer to a session's `DELETE`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Deleted {
+    /// The status.
+    pub status: StatusCode,
+    /// A 401's `WWW-Authenticate`, free of the exchange's secrets.
+    pub www_authenticate: Option<String>,
+    /// A 401's `DPoP-Nonce` (RFC 9449 §9).
+    pub dpop_nonce: Option<String>,
 }
 
 pub(crate) fn unexpected(message: String) -> TransportError {

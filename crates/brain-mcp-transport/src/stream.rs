@@ -57,6 +57,8 @@ pub(crate) struct Resume {
     pub(crate) client: HttpClient,
     pub(crate) url: Uri,
     pub(crate) headers: Vec<Header>,
+    /// One header per attempt, in order (a DPoP proof each).
+    pub(crate) proofs: Vec<Header>,
     pub(crate) bearer: Option<BearerToken>,
     /// The exchange's secrets, for the resuming GET's log.
     pub(crate) secrets: Secrets,
@@ -346,6 +348,11 @@ async fn resume_get(
         let mut map = HeaderMap::new();
         map.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         headers::apply(&resume.headers, resume.bearer.as_ref(), &mut map)?;
+        // The attempt under way is counted already.
+        let attempt = resume.attempts.saturating_sub(1) as usize;
+        if let Some(proof) = resume.proofs.get(attempt) {
+            headers::apply(std::slice::from_ref(proof), None, &mut map)?;
+        }
         map.insert(LAST_EVENT_ID, value.clone());
         Ok(map)
     };

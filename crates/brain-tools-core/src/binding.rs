@@ -165,7 +165,7 @@ impl Binding {
     /// `oauth` block's client secret or key.
     pub fn secret_env(&self) -> Option<&str> {
         self.token_env()
-            .or_else(|| self.oauth.as_ref().map(|o| o.secret().env_var()))
+            .or_else(|| self.oauth.as_ref().and_then(|o| o.secret().env_var()))
     }
 
     /// The OAuth client credentials (`oauth`), if the server wants a token from an

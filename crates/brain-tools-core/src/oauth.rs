@@ -21,8 +21,14 @@ const FIELDS: &[&str] = &[
     "client_id",
     "client_secret_env",
     "private_key_env",
+    "workload_token_file",
+    "workload_token_env",
     "scopes",
+    "dpop",
 ];
+
+/// The longest `workload_token_file` path accepted.
+const MAX_PATH_LEN: usize = 4096;
 
 /// Which environment variable holds a client's proof at the token endpoint, and what
 /// it holds. The value here is the variable's *name*, never the secret: the secret is
@@ -35,14 +41,36 @@ pub enum SecretVar {
     Secret(String),
     /// The name of the variable holding a PEM private key (`private_key_jwt`).
     Key(String),
+    /// The name of the variable holding a JWT the platform issued to the workload,
+    /// presented as a JWT bearer grant (workload identity federation).
+    WorkloadEnv(String),
+    /// The path of a file holding a JWT the platform issued to the workload (and
+    /// rotates), read afresh for each token request.
+    WorkloadFile(String),
 }
 
 impl SecretVar {
-    /// The environment variable holding the secret or key.
-    pub fn env_var(&self) -> &str {
+    /// The environment variable holding the secret, key or workload token; `None` when
+    /// it is in a file.
+    pub fn env_var(&self) -> Option<&str> {
         match self {
-            Self::Secret(var) | Self::Key(var) => var,
+            Self::Secret(var) | Self::Key(var) | Self::WorkloadEnv(var) => Some(var),
+            Self::WorkloadFile(_) => None,
         }
+    }
+
+    /// The file holding the workload token, if that is where it is.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Self::WorkloadFile(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// Whether it holds a workload token (the JWT bearer grant) rather than the
+    /// client's own secret or key.
+    pub fn is_workload(&self) -> bool {
+        matches!(self, Self::WorkloadEnv(_) | Self::WorkloadFile(_))
     }
 }
 
@@ -54,6 +82,7 @@ pub struct OAuthConfig {
     client_id: String,
     secret: SecretVar,
     scopes: Vec<String>,
+    dpop: bool,
 }
 
 impl OAuthConfig {
@@ -69,7 +98,21 @@ impl OAuthConfig {
             client_id: client_id.into(),
             secret,
             scopes,
+            dpop: false,
         }
+    }
+
+    /// These credentials, asking for DPoP-bound tokens (RFC 9449) when `dpop`.
+    #[must_use]
+    pub fn with_dpop(mut self, dpop: bool) -> Self {
+        self.dpop = dpop;
+        self
+    }
+
+    /// Whether tokens are asked for DPoP-bound (`dpop`): each request then carries a
+    /// proof made with a key the host holds in memory.
+    pub fn dpop(&self) -> bool {
+        self.dpop
     }
 
     /// The only authorization server the credentials are ever sent to.
@@ -102,20 +145,31 @@ impl OAuthConfig {
             client_secret_env: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
             private_key_env: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            workload_token_env: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            workload_token_file: Option<&'a str>,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             scopes: &'a [String],
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            dpop: bool,
         }
-        let var = Some(self.secret.env_var());
-        let (secret, key) = match &self.secret {
-            SecretVar::Secret(_) => (var, None),
-            SecretVar::Key(_) => (None, var),
-        };
+        let (mut secret, mut key, mut workload_env, mut workload_file) = (None, None, None, None);
+        match &self.secret {
+            SecretVar::Secret(var) => secret = Some(var.as_str()),
+            SecretVar::Key(var) => key = Some(var.as_str()),
+            SecretVar::WorkloadEnv(var) => workload_env = Some(var.as_str()),
+            SecretVar::WorkloadFile(path) => workload_file = Some(path.as_str()),
+        }
         serde_json::to_value(Form {
             issuer: self.issuer(),
             client_id: &self.client_id,
             client_secret_env: secret,
             private_key_env: key,
+            workload_token_env: workload_env,
+            workload_token_file: workload_file,
             scopes: &self.scopes,
+            dpop: self.dpop,
         })
         .unwrap_or(Value::Null)
     }
@@ -150,6 +204,8 @@ impl OAuthConfig {
         let client_id = text("client_id");
         let secret_env = text("client_secret_env");
         let key_env = text("private_key_env");
+        let workload_env = text("workload_token_env");
+        let workload_file = text("workload_token_file");
         let issuer = match issuer.map(|i| EndpointUrl::parse(&i)) {
             Some(Ok(url)) => Some(url),
             Some(Err(reason)) => {
@@ -181,27 +237,63 @@ impl OAuthConfig {
         for (key, var) in [
             ("client_secret_env", &secret_env),
             ("private_key_env", &key_env),
+            ("workload_token_env", &workload_env),
         ] {
             if let Some(Err(reason)) = var.as_deref().map(rules::check_env_name) {
                 problems.push((key.into(), reason.to_string()));
             }
         }
-        let secret = match (secret_env, key_env) {
-            (Some(var), None) => Some(SecretVar::Secret(var)),
-            (None, Some(var)) => Some(SecretVar::Key(var)),
-            (Some(_), Some(_)) => {
+        if let Some(path) = &workload_file
+            && (path.is_empty()
+                || path.len() > MAX_PATH_LEN
+                || path.chars().any(char::is_control)
+                || !std::path::Path::new(path).is_absolute())
+        {
+            problems.push((
+                "workload_token_file".into(),
+                format!("must be an absolute path of 1 to {MAX_PATH_LEN} bytes without control characters"),
+            ));
+        }
+        let given: Vec<(&str, SecretVar)> = [
+            ("client_secret_env", secret_env.map(SecretVar::Secret)),
+            ("private_key_env", key_env.map(SecretVar::Key)),
+            (
+                "workload_token_file",
+                workload_file.map(SecretVar::WorkloadFile),
+            ),
+            (
+                "workload_token_env",
+                workload_env.map(SecretVar::WorkloadEnv),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(key, var)| var.map(|v| (key, v)))
+        .collect();
+        let secret = match given.as_slice() {
+            [(_, one)] => Some(one.clone()),
+            [] => {
                 problems.push((
-                    "private_key_env".into(),
-                    "not allowed with client_secret_env; give one".into(),
+                    "client_secret_env".into(),
+                    "required: one of client_secret_env, private_key_env, workload_token_file, \
+                     workload_token_env"
+                        .into(),
                 ));
                 None
             }
-            (None, None) => {
+            [(first, _), (second, _), ..] => {
                 problems.push((
-                    "client_secret_env".into(),
-                    "required: client_secret_env or private_key_env".into(),
+                    (*second).into(),
+                    format!("not allowed with {first}; give one"),
                 ));
                 None
+            }
+        };
+        let dpop = match object.get("dpop") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                problems.push(("dpop".into(), "must be true or false".into()));
+                false
             }
         };
         let scopes = match object.get("scopes") {
@@ -227,6 +319,7 @@ impl OAuthConfig {
                 client_id,
                 secret,
                 scopes,
+                dpop,
             }),
             _ => Err(problems),
         }
@@ -278,6 +371,29 @@ mod tests {
         .unwrap();
         assert_eq!(key.secret(), &SecretVar::Key("KEY".into()));
         assert!(key.scopes().is_empty());
+        assert!(!key.dpop());
+        let bound = json!({"issuer": "https://a.example/", "client_id": "c", "client_secret_env": "S", "dpop": true});
+        let config = parse(bound.clone()).unwrap();
+        assert!(config.dpop());
+        assert_eq!(config.to_value()["dpop"], true);
+        assert!(parse(json!({"issuer": "https://a.example", "client_id": "c", "client_secret_env": "S", "dpop": "yes"})).is_err());
+        for (field, var) in [
+            (
+                "workload_token_file",
+                SecretVar::WorkloadFile("/var/run/secrets/tokens/mcp".into()),
+            ),
+            (
+                "workload_token_env",
+                SecretVar::WorkloadEnv("WORKLOAD_JWT".into()),
+            ),
+        ] {
+            let mut block = json!({"issuer": "https://a.example", "client_id": "c"});
+            block[field] = json!(var.file().or(var.env_var()).unwrap());
+            let config = parse(block.clone()).unwrap();
+            assert_eq!(config.secret(), &var);
+            assert!(var.is_workload());
+            assert_eq!(config.to_value(), block);
+        }
     }
 
     #[test]
@@ -306,6 +422,15 @@ mod tests {
             parse(json!({"issuer": "ftp://a.example", "client_id": "c", "client_secret_env": "A"}))
                 .unwrap_err();
         assert_eq!(errs[0].0, "issuer");
+        let errs = parse(json!({"issuer": "https://a.example", "client_id": "c", "client_secret_env": "A", "workload_token_file": "/run/t"})).unwrap_err();
+        assert_eq!(errs[0].0, "workload_token_file");
+        let errs = parse(json!({"issuer": "https://a.example", "client_id": "c", "workload_token_file": "relative/t"})).unwrap_err();
+        assert_eq!(errs[0].0, "workload_token_file");
+        let errs = parse(
+            json!({"issuer": "https://a.example", "client_id": "c", "workload_token_env": "1BAD"}),
+        )
+        .unwrap_err();
+        assert_eq!(errs[0].0, "workload_token_env");
         assert!(parse(json!("x")).is_err());
         assert!(parse(json!({"issuer": "https://a.example", "client_id": "c", "client_secret_env": "A", "scopes": "a"})).is_err());
     }

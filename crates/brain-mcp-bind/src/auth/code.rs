@@ -30,6 +30,7 @@ pub(crate) async fn register(
             proof: None,
             method: None,
             issued: true,
+            enterprise: None,
         });
     }
     let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {

@@ -18,10 +18,12 @@ use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject;
 
 use super::failure::AuthFailure;
-use super::given::{ClientProof, OAuthClient};
+use super::given::{ClientProof, IdentityAssertion, OAuthClient};
 
 /// The most bytes of a PEM key read from the environment.
 const MAX_KEY_BYTES: usize = 16 * 1024;
+/// The most bytes of a workload token file read (its JWT is bounded again by the core).
+const MAX_WORKLOAD_FILE_BYTES: u64 = 64 * 1024;
 
 /// Who the client is at a token endpoint, and what proves it (nothing, for a public
 /// client). Its `Debug` shows the client id and method, never the proof.
@@ -35,6 +37,8 @@ pub(crate) struct Credentials {
     /// Whether a peer issued them (a registration's answer): its secret is then kept
     /// process-wide only if it looks like a credential.
     pub(crate) issued: bool,
+    /// An enterprise user's identity to exchange for an ID-JAG (SEP-990).
+    pub(crate) enterprise: Option<std::sync::Arc<IdentityAssertion>>,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -66,6 +70,7 @@ impl Credentials {
             proof: client.proof.clone(),
             method: None,
             issued: false,
+            enterprise: client.enterprise.clone(),
         })
     }
 
@@ -79,6 +84,7 @@ impl Credentials {
                 .map(|s| ClientProof::Secret(Secret::new(s.clone()))),
             method: Some(got.auth(server)),
             issued: true,
+            enterprise: None,
         }
     }
 
@@ -99,8 +105,22 @@ impl Credentials {
             Some(ClientProof::Secret(s) | ClientProof::PrivateKeyPem(s)) => s.expose().to_owned(),
             Some(ClientProof::Env(SecretVar::Secret(var))) => format!("env:{var}"),
             Some(ClientProof::Env(SecretVar::Key(var))) => format!("key-env:{var}"),
+            Some(ClientProof::Env(SecretVar::WorkloadEnv(var))) => format!("workload-env:{var}"),
+            Some(ClientProof::Env(SecretVar::WorkloadFile(path))) => {
+                format!("workload-file:{path}")
+            }
+            Some(ClientProof::WorkloadJwt(jwt)) => format!("workload:{}", jwt.expose()),
             Some(ClientProof::Env(_)) => "other".to_owned(),
             None => "public".to_owned(),
+        };
+        let text = match &self.enterprise {
+            // A new assertion (the old one expired) is new credentials.
+            Some(idp) => format!(
+                "{text}|idp:{}|{}",
+                idp.token_endpoint,
+                idp.assertion.expose()
+            ),
+            None => text,
         };
         let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
         URL_SAFE_NO_PAD.encode(&digest.as_ref()[..12])
@@ -116,7 +136,8 @@ impl Credentials {
         server: &ServerMetadata,
         issuer: &str,
     ) -> Result<(Option<String>, Secrets), AuthFailure> {
-        let Some(proof) = &self.proof else {
+        let Some(proof) = self.proof.as_ref().filter(|p| !p.is_workload()) else {
+            // A public client, or one whose grant is a workload token: its id alone.
             client_form(form, ClientAuth::None, &self.client_id, "");
             return Ok((None, Secrets::none()));
         };
@@ -143,6 +164,34 @@ impl Credentials {
                 Ok((None, Secrets::new([assertion])))
             }
         }
+    }
+
+    /// The workload token, when the proof is one: read afresh (a file the platform
+    /// rotated, a variable), checked to be a compact JWT of bounded size, and known to the
+    /// redaction step before it goes anywhere. Errors name the file or variable, never
+    /// the value.
+    pub(crate) async fn workload(&self) -> Result<Option<Secret>, AuthFailure> {
+        let (text, source) = match &self.proof {
+            Some(ClientProof::WorkloadJwt(jwt)) => (jwt.expose().to_owned(), String::new()),
+            Some(ClientProof::Env(SecretVar::WorkloadEnv(var))) => {
+                let text = std::env::var(var).map_err(|_| {
+                    AuthFailure::config(format!(
+                        "environment variable {var} is not set or not Unicode"
+                    ))
+                })?;
+                (text, format!("environment variable {var} "))
+            }
+            Some(ClientProof::Env(SecretVar::WorkloadFile(path))) => {
+                (read_workload_file(path).await?, format!("the file {path} "))
+            }
+            _ => return Ok(None),
+        };
+        // Known in every form before anything else happens to it, even if it is refused.
+        brain_mcp_proto::text::learn(text.trim());
+        let jwt = jwt::grant_jwt(&text)
+            .map_err(|why| AuthFailure::config(format!("the workload token {source}{why}")))?;
+        brain_mcp_proto::text::learn_jwt(jwt);
+        Ok(Some(Secret::new(jwt)))
     }
 
     /// The proof, read afresh (a rotated secret takes effect now), every form of it known
@@ -192,6 +241,28 @@ impl Credentials {
             )),
         }
     }
+}
+
+/// The workload token file's text, at most [`MAX_WORKLOAD_FILE_BYTES`], read on the
+/// blocking pool (a file system may be slow).
+async fn read_workload_file(path: &str) -> Result<String, AuthFailure> {
+    use std::io::Read as _;
+    let cannot = |what: &str| AuthFailure::config(format!("the workload token file {path} {what}"));
+    let owned = path.to_owned();
+    let read = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&owned).map_err(|_| "cannot be opened")?;
+        let mut bytes = Vec::new();
+        file.take(MAX_WORKLOAD_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|_| "cannot be read")?;
+        if bytes.len() as u64 > MAX_WORKLOAD_FILE_BYTES {
+            return Err("holds more than 64 KiB");
+        }
+        String::from_utf8(bytes).map_err(|_| "is not UTF-8")
+    })
+    .await
+    .map_err(|_| cannot("could not be read"))?;
+    read.map_err(cannot)
 }
 
 impl Signer {
@@ -312,6 +383,7 @@ mod tests {
             proof: Some(ClientProof::PrivateKeyPem(Secret::new(pem.clone()))),
             method: None,
             issued: false,
+            enterprise: None,
         };
         let server: ServerMetadata = serde_json::from_str(
             r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t",
@@ -342,6 +414,7 @@ mod tests {
             proof: Some(ClientProof::Secret(Secret::new("sEcret/for+BASIC-test"))),
             method: Some(ClientAuth::Basic),
             issued: false,
+            enterprise: None,
         };
         let server: ServerMetadata = serde_json::from_str(
             r#"{"issuer":"https://as.example","token_endpoint":"https://as.example/t"}"#,

@@ -4,16 +4,21 @@
 
 use std::time::{Duration, Instant};
 
+use brain_mcp_proto::auth::ClientAuth;
+use brain_mcp_proto::auth::dpop;
 use brain_mcp_proto::auth::token::{self, Grant, Token};
 use brain_mcp_proto::auth::{AuthError, Authority, BearerChallenge, HttpUrl, Search, Step};
 use brain_mcp_proto::client::Header;
+use brain_mcp_proto::text::Secret;
 use brain_mcp_transport::{FetchRequest, Fetched, Secrets, TransportError};
 use bytes::Bytes;
 use http::Uri;
 use tracing::Instrument;
 
 use super::credentials::Credentials;
+use super::dpop::DpopKey;
 use super::failure::AuthFailure;
+use super::given::IdentityAssertion;
 use super::net::Net;
 use super::seen as observe;
 
@@ -114,6 +119,7 @@ pub(crate) async fn token(
     credentials: &Credentials,
     grant: Grant<'_>,
     scope: Option<&str>,
+    dpop: Option<&DpopKey>,
 ) -> Result<Token, AuthFailure> {
     let endpoint = authority.server.token_endpoint.as_deref().ok_or_else(|| {
         AuthFailure::server(
@@ -126,6 +132,23 @@ pub(crate) async fn token(
         .ok_or_else(|| {
             AuthFailure::server("authorization: the token endpoint is not an http(s) URL")
         })?;
+    // A workload's client presents the platform's JWT in place of client credentials
+    // (RFC 7523 §2.1), read afresh now: the platform rotates it.
+    let workload = credentials
+        .workload()
+        .await
+        .map_err(|why| why.within("authorization: "))?;
+    // An enterprise user's identity: exchanged at the identity provider for an ID-JAG
+    // first (SEP-990), which then stands for the grant here.
+    let id_jag = match (&grant, &credentials.enterprise) {
+        (Grant::ClientCredentials, Some(idp)) => Some(exchange(net, idp, authority, scope).await?),
+        _ => None,
+    };
+    let grant = match (&grant, &workload, &id_jag) {
+        (Grant::ClientCredentials, Some(jwt), _) => Grant::JwtBearer(jwt.expose()),
+        (Grant::ClientCredentials, None, Some(jag)) => Grant::JwtBearer(jag.expose()),
+        _ => grant,
+    };
     let mut form = token::grant_form(grant, &authority.resource, scope);
     let (basic, mut secrets) = credentials
         .apply(&mut form, &authority.server, &authority.issuer)
@@ -133,36 +156,63 @@ pub(crate) async fn token(
     match grant {
         Grant::Refresh(refresh) => secrets = secrets.with([refresh]),
         Grant::Code { code, verifier, .. } => secrets = secrets.with([code, verifier]),
+        Grant::JwtBearer(assertion) => secrets = secrets.with([assertion]),
         _ => {}
     }
-    let mut req = FetchRequest::post(
-        uri,
-        "application/x-www-form-urlencoded",
-        Bytes::from(form.body().to_owned()),
-        STEP_DEADLINE,
-    );
-    req.limit = DOCUMENT_LIMIT;
-    req.headers = basic
-        .map(|value| vec![Header::sensitive("authorization", value)])
-        .unwrap_or_default();
-    req.secrets = secrets.clone();
-    req.destinations = Some(net.destinations);
+    let body = Bytes::from(form.body().to_owned());
     let grant_name = observe::grant_name(&grant);
     let span = observe::token_span(&authority.resource, &authority.issuer, grant_name);
     let started = Instant::now();
-    let answer = match net.http.fetch(req).instrument(span.clone()).await {
-        Ok(answer) => answer,
-        Err(e) => {
-            observe::token_done(&span, grant_name, None, e.kind_name(), started);
-            let message = format!("authorization: token request: {e}");
-            return Err(if e.is_destination() {
-                AuthFailure::config(message)
-            } else {
-                AuthFailure::server(message)
-            });
+    let mut nonce_rounds = 0;
+    let answer = loop {
+        let mut req = FetchRequest::post(
+            uri.clone(),
+            "application/x-www-form-urlencoded",
+            body.clone(),
+            STEP_DEADLINE,
+        );
+        req.limit = DOCUMENT_LIMIT;
+        req.headers = basic
+            .iter()
+            .map(|value| Header::sensitive("authorization", value.clone()))
+            .collect();
+        if let Some(key) = dpop {
+            // A fresh proof for each attempt (RFC 9449 §5), with the server's nonce.
+            let proof = key
+                .token_request_header(endpoint)
+                .map_err(|why| why.within("authorization: "))?;
+            secrets = secrets.with([proof.value.as_ref()]);
+            req.headers.push(proof);
+        }
+        req.secrets = secrets.clone();
+        req.destinations = Some(net.destinations);
+        let answer = match net.http.fetch(req).instrument(span.clone()).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                observe::token_done(&span, grant_name, None, e.kind_name(), started);
+                let message = format!("authorization: token request: {e}");
+                return Err(if e.is_destination() {
+                    AuthFailure::config(message)
+                } else {
+                    AuthFailure::server(message)
+                });
+            }
+        };
+        // RFC 9449 §8: the authorization server wants its nonce in the proof; nothing
+        // was granted, so the request goes again, a bounded number of times.
+        let nonce = answer.dpop_nonce.as_deref().and_then(dpop::nonce);
+        match (dpop, nonce) {
+            (Some(key), Some(nonce))
+                if nonce_rounds < dpop::MAX_NONCE_ROUNDS
+                    && dpop::token_endpoint_wants_nonce(answer.status, &answer.body) =>
+            {
+                nonce_rounds += 1;
+                key.token_nonce(nonce);
+            }
+            _ => break answer,
         }
     };
-    let read = token::read_token(answer.status, &answer.body);
+    let read = token::read_token_with(answer.status, &answer.body, dpop.is_some());
     let outcome = match &read {
         Ok(_) => "ok",
         Err(AuthError::TokenRefused { .. }) => "refused",
@@ -185,6 +235,86 @@ pub(crate) async fn token(
             _ => AuthFailure::server(message),
         }
     })
+}
+
+/// Exchanges an enterprise user's identity assertion at the identity provider's token
+/// endpoint (the host's, never one a server named) for an ID-JAG meant for
+/// `authority`'s issuer and resource (RFC 8693, SEP-990). The assertion goes there and
+/// nowhere else; the ID-JAG is a secret from the moment it is read.
+async fn exchange(
+    net: &Net<'_>,
+    idp: &IdentityAssertion,
+    authority: &Authority,
+    scope: Option<&str>,
+) -> Result<Secret, AuthFailure> {
+    let failed = |why: String| AuthFailure::server(format!("authorization: token exchange: {why}"));
+    let uri = HttpUrl::parse(&idp.token_endpoint)
+        .ok()
+        .and_then(|_| idp.token_endpoint.parse::<Uri>().ok())
+        .ok_or_else(|| {
+            AuthFailure::config(
+                "authorization: token exchange: the identity provider's token endpoint is not \
+                 an http(s) URL",
+            )
+        })?;
+    let assertion = idp.assertion.expose();
+    brain_mcp_proto::text::learn(assertion);
+    brain_mcp_proto::text::learn_jwt(assertion);
+    let grant = Grant::IdJag {
+        subject_token: assertion,
+        subject_token_type: idp.kind,
+        audience: &authority.issuer,
+    };
+    let mut form = token::grant_form(grant, &authority.resource, scope);
+    let mut secrets = Secrets::new([assertion]);
+    if let Some(client_id) = &idp.client_id {
+        match &idp.client_secret {
+            Some(secret) => {
+                brain_mcp_proto::text::learn_basic(client_id, secret.expose());
+                token::client_form(&mut form, ClientAuth::Post, client_id, secret.expose());
+                secrets = secrets.with([secret.expose()]);
+            }
+            None => {
+                token::client_form(&mut form, ClientAuth::None, client_id, "");
+            }
+        }
+    }
+    let mut req = FetchRequest::post(
+        uri,
+        "application/x-www-form-urlencoded",
+        Bytes::from(form.body().to_owned()),
+        STEP_DEADLINE,
+    );
+    req.limit = DOCUMENT_LIMIT;
+    req.secrets = secrets.clone();
+    // The host named this endpoint: no server chose it, so the rule for URLs a server
+    // names does not apply.
+    req.destinations = None;
+    let span = observe::token_span(&authority.resource, &idp.token_endpoint, "token_exchange");
+    let started = Instant::now();
+    let answer = match net.http.fetch(req).instrument(span.clone()).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            observe::token_done(&span, "token_exchange", None, e.kind_name(), started);
+            return Err(failed(format!("{e}")));
+        }
+    };
+    let read = token::read_id_jag(answer.status, &answer.body);
+    let outcome = match &read {
+        Ok(_) => "ok",
+        Err(AuthError::TokenRefused { .. }) => "refused",
+        Err(_) => "invalid_answer",
+    };
+    observe::token_done(
+        &span,
+        "token_exchange",
+        Some(answer.status),
+        outcome,
+        started,
+    );
+    let jag = read.map_err(|e| failed(redacted(&secrets, &e.to_string())))?;
+    brain_mcp_proto::text::learn_jwt(jag.expose());
+    Ok(jag)
 }
 
 fn redacted(secrets: &Secrets, text: &str) -> String {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use brain_mcp_proto::auth::token::SubjectType;
 use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
 use brain_tools_core::{EndpointUrl, OAuthConfig, Secret, SecretVar};
@@ -32,8 +33,81 @@ pub enum ClientProof {
     Secret(Secret),
     /// A PEM private key, P-256 or RSA, PKCS #8 (`private_key_jwt`, ES256 or RS256).
     PrivateKeyPem(Secret),
-    /// The secret or key in this environment variable, read when a token is needed.
+    /// The secret, key or workload token in this environment variable (or, for a
+    /// workload token, this file), read when a token is needed.
     Env(SecretVar),
+    /// A JWT the platform issued to the workload, presented as a JWT bearer grant
+    /// (RFC 7523 §2.1, workload identity federation) in place of the client credentials
+    /// grant; the client authenticates with its id alone.
+    WorkloadJwt(Secret),
+}
+
+impl ClientProof {
+    /// Whether it is a workload token (the JWT bearer grant).
+    pub(crate) fn is_workload(&self) -> bool {
+        match self {
+            Self::WorkloadJwt(_) => true,
+            Self::Env(var) => var.is_workload(),
+            _ => false,
+        }
+    }
+}
+
+/// An enterprise user's identity, as the enterprise's identity provider asserted it
+/// (SEP-990, enterprise-managed authorization): Brain exchanges it at the identity
+/// provider's token endpoint (RFC 8693) for an ID-JAG meant for the MCP server's
+/// authorization server, and redeems that there with the JWT bearer grant, the client
+/// authenticating as usual. The assertion goes to that token endpoint only. Its `Debug`
+/// shows the endpoint and client id, never the assertion or secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdentityAssertion {
+    pub(crate) token_endpoint: String,
+    pub(crate) assertion: Secret,
+    pub(crate) kind: SubjectType,
+    pub(crate) client_id: Option<String>,
+    pub(crate) client_secret: Option<Secret>,
+}
+
+impl std::fmt::Debug for IdentityAssertion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityAssertion")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("kind", &self.kind)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdentityAssertion {
+    /// An OpenID Connect ID token the identity provider whose token endpoint is
+    /// `token_endpoint` issued.
+    pub fn id_token(token_endpoint: impl Into<String>, id_token: Secret) -> Self {
+        Self {
+            token_endpoint: token_endpoint.into(),
+            assertion: id_token,
+            kind: SubjectType::IdToken,
+            client_id: None,
+            client_secret: None,
+        }
+    }
+
+    /// A SAML 2.0 assertion (base64url) the identity provider whose token endpoint is
+    /// `token_endpoint` issued.
+    pub fn saml2(token_endpoint: impl Into<String>, assertion: Secret) -> Self {
+        Self {
+            kind: SubjectType::Saml2,
+            ..Self::id_token(token_endpoint, assertion)
+        }
+    }
+
+    /// Who the client is at the identity provider: its id there, and its secret if it
+    /// has one (sent as `client_secret_post`).
+    #[must_use]
+    pub fn with_idp_client(mut self, client_id: impl Into<String>, secret: Option<Secret>) -> Self {
+        self.client_id = Some(client_id.into());
+        self.client_secret = secret;
+        self
+    }
 }
 
 /// What a host shows a user so they can approve access, and where the answer comes back.
@@ -127,6 +201,12 @@ pub struct OAuthClient {
     pub(crate) trust_server_metadata: bool,
     /// Where tokens are kept between runs, if the host keeps them.
     pub(crate) store: Option<Store>,
+    /// Whether tokens are asked for DPoP-bound (RFC 9449) from the start; without it,
+    /// only once a server challenges with `DPoP` alone.
+    pub(crate) dpop: bool,
+    /// An enterprise user's identity to exchange for an ID-JAG, in place of the client
+    /// credentials grant.
+    pub(crate) enterprise: Option<Arc<IdentityAssertion>>,
 }
 
 /// A host's token store, shared by clones.
@@ -216,6 +296,8 @@ impl OAuthClient {
             delegated: None,
             trust_server_metadata: false,
             store: None,
+            dpop: false,
+            enterprise: None,
         }
     }
 
@@ -249,6 +331,8 @@ impl OAuthClient {
             principal: None,
             trust_server_metadata: false,
             store: None,
+            dpop: false,
+            enterprise: None,
             delegated: Some(Delegated {
                 handler,
                 redirect_uri: redirect_uri.into(),
@@ -284,6 +368,27 @@ impl OAuthClient {
         self
     }
 
+    /// Tokens asked for DPoP-bound (RFC 9449) from the first token request: each one
+    /// proves possession of a key made in memory for this client, and every request that
+    /// carries it a proof of its own. Without it, DPoP is used once a server challenges
+    /// with `DPoP` alone.
+    #[must_use]
+    pub fn with_dpop(mut self) -> Self {
+        self.dpop = true;
+        self
+    }
+
+    /// Tokens for the enterprise user `identity` asserts (SEP-990): got by exchanging
+    /// it for an ID-JAG at the identity provider, then redeeming that at the server's
+    /// authorization server (which these credentials authenticate to, pinned as
+    /// always). Give each user's assertion with [`Self::for_principal`]; a new
+    /// assertion (the old one expired) gets new tokens.
+    #[must_use]
+    pub fn with_identity_assertion(mut self, identity: IdentityAssertion) -> Self {
+        self.enterprise = Some(Arc::new(identity));
+        self
+    }
+
     /// Tokens kept in `store` between runs (loaded when first needed, saved as got).
     #[must_use]
     pub fn with_token_store(mut self, store: Arc<dyn TokenStore>) -> Self {
@@ -308,12 +413,17 @@ impl OAuthClient {
 
     /// The credentials of a binding's `oauth` block.
     pub fn from_config(config: &OAuthConfig) -> Self {
-        Self::pinned(
+        let client = Self::pinned(
             config.issuer(),
             config.client_id(),
             ClientProof::Env(config.secret().clone()),
         )
-        .with_scopes(config.scopes().to_vec())
+        .with_scopes(config.scopes().to_vec());
+        if config.dpop() {
+            client.with_dpop()
+        } else {
+            client
+        }
     }
 
     /// The client's proof, given in code or read from the environment now, with every
@@ -322,6 +432,23 @@ impl OAuthClient {
     /// shown. A variable that cannot be read yet adds nothing (the token request will
     /// say why).
     pub(crate) fn secrets(&self) -> Secrets {
+        let proof = self.proof_secrets();
+        let Some(idp) = &self.enterprise else {
+            return proof;
+        };
+        // The enterprise user's assertion and the client's secret at the identity
+        // provider: host-given secrets, known before anything is sent.
+        brain_mcp_proto::text::learn(idp.assertion.expose());
+        brain_mcp_proto::text::learn_jwt(idp.assertion.expose());
+        let mut values = vec![idp.assertion.expose()];
+        if let Some(secret) = &idp.client_secret {
+            learn_proof(idp.client_id.as_deref(), secret.expose(), false);
+            values.push(secret.expose());
+        }
+        proof.with(values)
+    }
+
+    fn proof_secrets(&self) -> Secrets {
         let value = match &self.proof {
             Some(ClientProof::Secret(s)) => Some((s.expose().to_owned(), false)),
             Some(ClientProof::PrivateKeyPem(s)) => Some((s.expose().to_owned(), true)),
@@ -331,6 +458,19 @@ impl OAuthClient {
             Some(ClientProof::Env(SecretVar::Key(var))) => {
                 std::env::var(var).ok().map(|v| (v, true))
             }
+            Some(ClientProof::WorkloadJwt(jwt)) => {
+                brain_mcp_proto::text::learn_jwt(jwt.expose());
+                return Secrets::new([jwt.expose()]);
+            }
+            Some(ClientProof::Env(SecretVar::WorkloadEnv(var))) => {
+                let Ok(jwt) = std::env::var(var) else {
+                    return Secrets::none();
+                };
+                let jwt = brain_mcp_proto::text::Secret::new(jwt.trim());
+                brain_mcp_proto::text::learn_jwt(jwt.expose());
+                return Secrets::new([jwt.expose()]);
+            }
+            // A workload file is read, and known, at each token request.
             Some(ClientProof::Env(_)) | None => None,
         };
         let Some((value, is_key)) = value.filter(|(v, _)| !v.is_empty()) else {
@@ -353,7 +493,8 @@ impl OAuthClient {
             self.client_id.clone()?,
             secret.clone(),
             self.scopes.clone(),
-        );
+        )
+        .with_dpop(self.dpop);
         Some(config.to_value())
     }
 

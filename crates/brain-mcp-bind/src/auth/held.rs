@@ -49,8 +49,13 @@ impl Held {
         let kept = previous
             .filter(|p| brain_mcp_proto::auth::lifetime::refresh_goes_to(&p.issuer, issuer))
             .and_then(|p| p.refresh.clone());
+        let access = token.access_token.clone();
         Self {
-            token: BearerToken::from_secret(token.access_token.clone()),
+            token: if token.is_dpop() {
+                BearerToken::dpop_bound(access)
+            } else {
+                BearerToken::from_secret(access)
+            },
             life,
             refresh: token.refresh_token.clone().or(kept),
             scope: token.scope.clone().or(asked),

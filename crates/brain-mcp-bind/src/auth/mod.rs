@@ -9,6 +9,7 @@
 
 mod code;
 pub(crate) mod credentials;
+mod dpop;
 mod failure;
 mod flow;
 mod given;
@@ -17,6 +18,7 @@ mod net;
 mod seen;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -24,14 +26,16 @@ use brain_mcp_proto::auth::code::with_offline_access;
 use brain_mcp_proto::auth::lifetime::{self, FailureHold};
 use brain_mcp_proto::auth::token::Grant;
 use brain_mcp_proto::auth::{Authority, BearerChallenge, HttpUrl, Token, scope};
+use brain_mcp_proto::client::Header;
 use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
 pub(crate) use credentials::Credentials;
+use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    OAuthClient, StoredTokens, TokenStore,
+    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
 };
 use held::{Held, Remembered};
 pub(crate) use net::{Net, Reach};
@@ -48,6 +52,10 @@ pub(crate) struct Authorizer {
     remembered: Mutex<Remembered>,
     /// One token request at a time; holds what the requests learned.
     flight: tokio::sync::Mutex<Flight>,
+    /// Whether tokens are asked for DPoP-bound: configured, or a server asked.
+    dpop_wanted: AtomicBool,
+    /// The DPoP key, once made (one per authorizer, in memory only).
+    dpop_key: Mutex<Option<Arc<DpopKey>>>,
 }
 
 /// What token requests learn and reuse: the server's authority, and who this client
@@ -98,7 +106,50 @@ impl Authorizer {
             held: Mutex::new(None),
             remembered: Mutex::new(Remembered::default()),
             flight: tokio::sync::Mutex::new(Flight::default()),
+            dpop_wanted: AtomicBool::new(client.dpop),
+            dpop_key: Mutex::new(None),
         }
+    }
+
+    /// The DPoP key, made now if tokens are to be DPoP-bound and none exists yet.
+    fn dpop_key(&self) -> Result<Option<Arc<DpopKey>>, AuthFailure> {
+        if !self.dpop_wanted.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let mut key = lock(&self.dpop_key);
+        if key.is_none() {
+            *key = Some(Arc::new(DpopKey::generate()?));
+        }
+        Ok(key.clone())
+    }
+
+    /// From now on, tokens are asked for DPoP-bound: the server challenged with `DPoP`
+    /// alone.
+    pub(crate) fn require_dpop(&self) {
+        self.dpop_wanted.store(true, Ordering::Relaxed);
+    }
+
+    /// Keeps the nonce the MCP server asked for, for the next proofs.
+    pub(crate) fn resource_nonce(&self, nonce: &str) {
+        if let Some(key) = lock(&self.dpop_key).as_ref() {
+            key.resource_nonce(nonce);
+        }
+    }
+
+    /// The `DPoP` header of a `htm` request to the MCP server at `url` carrying the
+    /// DPoP-bound `token`, and the proof (a secret of that request); `None` for a bearer
+    /// token, or when no proof can be made (the server then refuses the request).
+    pub(crate) fn resource_proof(
+        &self,
+        htm: &str,
+        url: &str,
+        token: &BearerToken,
+    ) -> Option<(Header, String)> {
+        if !token.is_dpop() {
+            return None;
+        }
+        let key = lock(&self.dpop_key).clone()?;
+        key.resource_header(htm, url, token.expose()).ok()
     }
 
     fn held(&self) -> Option<Held> {
@@ -152,7 +203,16 @@ impl Authorizer {
             (None, Some(_)) => return None,
         };
         let net = reach.net().await;
-        let got = flow::token(&net, &authority, &who, grant, scope.as_deref()).await;
+        let dpop = self.dpop_key().ok()?;
+        let got = flow::token(
+            &net,
+            &authority,
+            &who,
+            grant,
+            scope.as_deref(),
+            dpop.as_deref(),
+        )
+        .await;
         let kept = got.and_then(|token| self.keep(token, scope, &authority.issuer, &who));
         flight.note(&kept);
         let bearer = kept.ok()?;
@@ -333,6 +393,10 @@ impl Authorizer {
         let (Some(store), Some(held)) = (&self.client.store, self.held()) else {
             return;
         };
+        if held.token.is_dpop() {
+            // Bound to a key that lives in this process only: useless after a restart.
+            return;
+        }
         let principal = self.client.principal.as_deref();
         store
             .0
@@ -368,9 +432,13 @@ impl Authorizer {
             .authority
             .as_ref()
             .ok_or_else(|| AuthFailure::host("authorization: no authority"))?;
+        let dpop = self.dpop_key()?;
+        let dpop = dpop.as_deref();
         if let Some(refresh) = self.refresh_for(&authority.issuer) {
             let grant = Grant::Refresh(refresh.expose());
-            if let Ok(token) = flow::token(net, authority, &who, grant, scope.as_deref()).await {
+            if let Ok(token) =
+                flow::token(net, authority, &who, grant, scope.as_deref(), dpop).await
+            {
                 return self.keep(token, scope, &authority.issuer, &who);
             }
         }
@@ -382,6 +450,7 @@ impl Authorizer {
                     &who,
                     Grant::ClientCredentials,
                     scope.as_deref(),
+                    dpop,
                 )
                 .await?
             }
@@ -401,7 +470,7 @@ impl Authorizer {
                     verifier: &verifier,
                     redirect_uri: &delegated.redirect_uri,
                 };
-                flow::token(net, authority, &who, grant, None).await?
+                flow::token(net, authority, &who, grant, None, dpop).await?
             }
         };
         self.keep(token, scope, &authority.issuer, &who)
@@ -511,9 +580,12 @@ type Key = (
 impl Authorizers {
     /// The authorizer of `client` for the server at `server_key`.
     pub(crate) fn get(&self, server_key: &str, client: &OAuthClient) -> Arc<Authorizer> {
-        let fingerprint = Credentials::of(client)
+        let mut fingerprint = Credentials::of(client)
             .map(|c| c.fingerprint())
             .unwrap_or_default();
+        if client.dpop {
+            fingerprint.push_str("+dpop");
+        }
         let key = (
             server_key.to_owned(),
             client.issuer.clone(),

@@ -31,6 +31,7 @@ pub(crate) fn grant_name(grant: &Grant<'_>) -> &'static str {
         Grant::ClientCredentials => "client_credentials",
         Grant::Code { .. } => "authorization_code",
         Grant::Refresh(_) => "refresh_token",
+        Grant::JwtBearer(_) => "jwt_bearer",
         _ => "other",
     }
 }

@@ -162,6 +162,7 @@ fn a_client_secret_a_registration_chose_cannot_blank_everyone_s_output() {
         proof: Some(ClientProof::Secret(Secret::new("content"))),
         method: None,
         issued: true,
+        enterprise: None,
     };
     authorizer
         .keep(

@@ -139,6 +139,7 @@ impl Logging {
         let subscriber = tracing_subscriber::registry()
             .with(verbose_layer)
             .with(fmt_layer);
+        anchor();
         Self {
             dispatch: Some(Dispatch::new(subscriber)),
             sink,
@@ -160,6 +161,17 @@ impl Logging {
             let _ = err.write_all(&buffer);
         }
     }
+}
+
+/// Registers, once per process, a dispatcher that lives as long as the process. With a
+/// single scoped dispatcher registered, tracing-core decides the interest of a callsite
+/// first reached while it lives from the default of the thread that reached it: one
+/// reached outside this logging's scope (another thread's work, a task spawned without
+/// it) would be silenced for good, and `-v` would miss its lines. With two registered it
+/// asks every live dispatcher instead.
+fn anchor() {
+    static ANCHOR: std::sync::OnceLock<Dispatch> = std::sync::OnceLock::new();
+    ANCHOR.get_or_init(|| Dispatch::new(tracing::subscriber::NoSubscriber::default()));
 }
 
 /// The `-v` layer: one short line per exchange, era decision and session event.

@@ -29,7 +29,7 @@ const SPECS: &[FlagSpec] = &[
     FlagSpec {
         name: "oauth-client-id",
         value: "ID",
-        help: "OAuth client credentials instead of -token-env: the client id (with -oauth-secret-env or -oauth-key-env, and -oauth-issuer); the bindings carry them as an oauth block",
+        help: "OAuth client credentials instead of -token-env: the client id (with -oauth-secret-env, -oauth-key-env or a workload token, and -oauth-issuer); the bindings carry them as an oauth block",
     },
     FlagSpec {
         name: "oauth-secret-env",
@@ -40,6 +40,16 @@ const SPECS: &[FlagSpec] = &[
         name: "oauth-key-env",
         value: "NAME",
         help: "environment variable holding the OAuth client's PEM private key (private_key_jwt)",
+    },
+    FlagSpec {
+        name: "oauth-workload-token-file",
+        value: "PATH",
+        help: "file holding a JWT the platform issues to this workload (and rotates), read afresh for each token and presented as a JWT bearer grant (workload identity federation) instead of a client secret",
+    },
+    FlagSpec {
+        name: "oauth-workload-token-env",
+        value: "NAME",
+        help: "environment variable holding a JWT the platform issued to this workload, presented as a JWT bearer grant instead of a client secret",
     },
     FlagSpec {
         name: "oauth-scopes",
@@ -85,7 +95,7 @@ const SPECS: &[FlagSpec] = &[
 
 const USAGE: &str = "mcp-tools -url URL [-token-env NAME | OAUTH] -tenant TENANT -tools a,b,c [-timeout SECONDS]
        mcp-tools -list URL [-token-env NAME | OAUTH] [-timeout SECONDS]
-       OAUTH: -oauth-client-id ID (-oauth-secret-env NAME | -oauth-key-env NAME) [-oauth-scopes a,b] [-oauth-issuer URL] [-allow-private-auth-destinations]";
+       OAUTH: -oauth-client-id ID (-oauth-secret-env NAME | -oauth-key-env NAME | -oauth-workload-token-file PATH | -oauth-workload-token-env NAME) [-oauth-scopes a,b] [-oauth-issuer URL] [-allow-private-auth-destinations]";
 const ABOUT: &str = "Connects to an MCP server (either protocol era), reads its whole tool list and prints \
 a JSON array with one Brain tool binding per named tool, in the order named. Review the output, then \
 copy it into the tools array of the host config. With -list, prints one line per tool the server \
@@ -260,10 +270,14 @@ fn prepare(args: &[String]) -> Result<Option<Prepared>, String> {
         Parsed::Run(flags) => flags,
     };
     let verbose = flags.is_set("v");
-    let vars = ["oauth-secret-env", "oauth-key-env"]
-        .iter()
-        .filter_map(|f| flags.get(f).map(str::to_owned))
-        .collect();
+    let vars = [
+        "oauth-secret-env",
+        "oauth-key-env",
+        "oauth-workload-token-env",
+    ]
+    .iter()
+    .filter_map(|f| flags.get(f).map(str::to_owned))
+    .collect();
     let allow_private = flags.is_set("allow-private-auth-destinations");
     prepare_job(&flags).map(|job| Some((job, verbose, vars, allow_private)))
 }
@@ -274,6 +288,8 @@ fn oauth_of(flags: &flags::Flags) -> Result<Option<OAuthClient>, String> {
         for flag in [
             "oauth-secret-env",
             "oauth-key-env",
+            "oauth-workload-token-file",
+            "oauth-workload-token-env",
             "oauth-scopes",
             "oauth-issuer",
         ] {
@@ -286,16 +302,39 @@ fn oauth_of(flags: &flags::Flags) -> Result<Option<OAuthClient>, String> {
     if flags.get("token-env").is_some() {
         return Err("-token-env and -oauth-client-id exclude each other: give one".into());
     }
-    let secret = match (flags.get("oauth-secret-env"), flags.get("oauth-key-env")) {
-        (Some(var), None) => SecretVar::Secret(var.to_owned()),
-        (None, Some(var)) => SecretVar::Key(var.to_owned()),
-        _ => {
-            return Err("-oauth-client-id needs one of -oauth-secret-env or -oauth-key-env".into());
-        }
-    };
-    let var = secret.env_var();
-    if std::env::var(var).map_or(true, |v| v.is_empty()) {
+    let given: Vec<SecretVar> = [
+        flags
+            .get("oauth-secret-env")
+            .map(|v| SecretVar::Secret(v.to_owned())),
+        flags
+            .get("oauth-key-env")
+            .map(|v| SecretVar::Key(v.to_owned())),
+        flags
+            .get("oauth-workload-token-file")
+            .map(|v| SecretVar::WorkloadFile(v.to_owned())),
+        flags
+            .get("oauth-workload-token-env")
+            .map(|v| SecretVar::WorkloadEnv(v.to_owned())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let [secret] = <[SecretVar; 1]>::try_from(given).map_err(|_| {
+        "-oauth-client-id needs one of -oauth-secret-env, -oauth-key-env, \
+         -oauth-workload-token-file or -oauth-workload-token-env"
+            .to_owned()
+    })?;
+    if let Some(var) = secret.env_var()
+        && std::env::var(var).map_or(true, |v| v.is_empty())
+    {
         return Err(format!("environment variable {var} is not set or empty"));
+    }
+    if let Some(path) = secret.file()
+        && !std::path::Path::new(path).is_absolute()
+    {
+        return Err(format!(
+            "-oauth-workload-token-file: {path} is not an absolute path"
+        ));
     }
     let proof = ClientProof::Env(secret);
     let mut client = match flags.get("oauth-issuer") {

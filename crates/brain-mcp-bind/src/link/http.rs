@@ -3,9 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use brain_mcp_proto::auth::HttpUrl;
+use brain_mcp_proto::auth::dpop::{self, Demand};
 use brain_mcp_proto::auth::retry::{Refusal, Rounds};
-use brain_mcp_proto::auth::{self, HttpUrl};
-use brain_mcp_proto::client::{Framing, Outgoing, handshake};
+use brain_mcp_proto::client::{Framing, Header, Outgoing, handshake};
 use brain_mcp_transport::{BearerToken, PostReply, PostRequest, ReplyStream, TransportError};
 use tracing::Instrument;
 
@@ -60,8 +61,21 @@ impl HttpLink {
         let target = &self.target;
         let mut req = PostRequest::new(target.url.clone(), out.body, out.expect);
         req.headers = target.and_headers(out.headers);
-        req.bearer = bearer;
         req.secrets = target.secrets_now();
+        if let Some((proof, text)) = self.proof("POST", bearer.as_ref()) {
+            // A DPoP-bound token goes with a proof of its own for each request, each
+            // resuming GET included.
+            req.headers.push(proof);
+            let mut texts = vec![text];
+            for _ in 0..out.resume_attempts {
+                if let Some((proof, text)) = self.proof("GET", bearer.as_ref()) {
+                    req.resume_proofs.push(proof);
+                    texts.push(text);
+                }
+            }
+            req.secrets = req.secrets.with(texts);
+        }
+        req.bearer = bearer;
         req.budget = budget;
         req.resume_attempts = out.resume_attempts;
         req.resume_headers = target.and_headers(out.resume_headers);
@@ -69,13 +83,58 @@ impl HttpLink {
         req
     }
 
+    /// The `DPoP` header (and the proof, a secret of the request) of a `htm` request to
+    /// this server carrying `bearer`, when it is DPoP-bound; `None` for a bearer token, at
+    /// the cost of one check.
+    fn proof(&self, htm: &str, bearer: Option<&BearerToken>) -> Option<(Header, String)> {
+        let token = bearer.filter(|b| b.is_dpop())?;
+        let auth = self.target.auth.as_ref()?;
+        auth.resource_proof(htm, &self.target.url.to_string(), token)
+    }
+
     /// Sends a message that closes or follows up work (a notification), with the token
     /// [`Self::cleanup_bearer`] picks.
     async fn post(&self, out: Outgoing, budget: usize) -> Result<PostReply, TransportError> {
         let span = observe::exchange_span(&self.target, &out);
         let bearer = self.cleanup_bearer(RENEWAL_BUDGET).await;
-        let req = self.post_request(out, budget, bearer);
-        self.client.http().post(req).instrument(span).await
+        if !bearer.as_ref().is_some_and(BearerToken::is_dpop) {
+            let req = self.post_request(out, budget, bearer);
+            return self.client.http().post(req).instrument(span).await;
+        }
+        let mut rounds = Rounds::new(true);
+        loop {
+            let req = self.post_request(out.clone(), budget, bearer.clone());
+            let result = self.client.http().post(req).instrument(span.clone()).await;
+            // A DPoP nonce demanded: the message did not run; again with the nonce.
+            match &result {
+                Err(e) if self.takes_nonce(e, bearer.as_ref(), &mut rounds) => {}
+                _ => return result,
+            }
+        }
+    }
+
+    /// Whether a request refused with `e` goes again: a 401 demanding a DPoP nonce of a
+    /// request that carried a DPoP-bound token, within `rounds` (the nonce is kept for
+    /// the next proofs).
+    fn takes_nonce(
+        &self,
+        e: &TransportError,
+        bearer: Option<&BearerToken>,
+        rounds: &mut Rounds,
+    ) -> bool {
+        let (Some(auth), Some((status, challenge, nonce))) = (&self.target.auth, refusal(e)) else {
+            return false;
+        };
+        if !bearer.is_some_and(BearerToken::is_dpop) {
+            return false;
+        }
+        match dpop::demand(status, challenge.as_deref(), nonce.as_deref()) {
+            Demand::Nonce(nonce) => {
+                auth.resource_nonce(&nonce);
+                rounds.after_nonce() == Refusal::Resend
+            }
+            _ => false,
+        }
     }
 
     /// The token for a message that closes or follows up work: the one held while it
@@ -168,10 +227,30 @@ impl HttpLink {
                 Err(e) => refusal(e),
                 Ok(_) => None,
             };
-            let Some((status, challenge)) = refusal else {
+            let Some((status, challenge, nonce)) = refusal else {
                 return Ok(result?);
             };
-            let read = challenge.as_deref().and_then(auth::bearer);
+            let demand = dpop::demand(status, challenge.as_deref(), nonce.as_deref());
+            let sent_dpop = bearer.as_ref().is_some_and(BearerToken::is_dpop);
+            match demand {
+                // The proof lacked the server's nonce (RFC 9449 §9): the same token
+                // again, with a proof that carries it.
+                Demand::Nonce(nonce) if sent_dpop => {
+                    auth.resource_nonce(&nonce);
+                    match rounds.after_nonce() {
+                        Refusal::GiveUp(why) => {
+                            return Err(refused(AuthFailure::resource_server(format!(
+                                "authorization: {why} ({status})"
+                            ))));
+                        }
+                        _ => continue,
+                    }
+                }
+                // The server takes DPoP-bound tokens only.
+                Demand::Bound | Demand::Nonce(_) => auth.require_dpop(),
+                _ => {}
+            }
+            let read = challenge.as_deref().and_then(dpop::any_challenge);
             let step_up = match rounds.after(status, read.as_ref(), auth.scope().as_deref()) {
                 Refusal::Authorize => None,
                 Refusal::StepUp(scope) => Some(scope),
@@ -225,19 +304,24 @@ impl HttpLink {
         // One step for both: the renewal, if any, and the DELETE.
         let started = std::time::Instant::now();
         let bearer = self.cleanup_bearer(RENEWAL_BUDGET).await;
-        let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
-        let answer = self
-            .client
-            .http()
-            .delete(
-                &target.url,
-                &headers,
-                bearer.as_ref(),
-                &target.secrets_now(),
-                left,
-            )
-            .instrument(observe::delete_span(target, id))
-            .await;
+        let answer = if bearer.as_ref().is_some_and(BearerToken::is_dpop) {
+            self.delete_with_proofs(headers, bearer.as_ref(), started)
+                .instrument(observe::delete_span(target, id))
+                .await
+        } else {
+            let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
+            self.client
+                .http()
+                .delete(
+                    &target.url,
+                    &headers,
+                    bearer.as_ref(),
+                    &target.secrets_now(),
+                    left,
+                )
+                .instrument(observe::delete_span(target, id))
+                .await
+        };
         let status = answer.as_ref().ok().map(http::StatusCode::as_u16);
         let closed = status.is_some_and(handshake::closed);
         self.client.sessions().ended(closed);
@@ -250,8 +334,55 @@ impl HttpLink {
     }
 }
 
-/// The status and challenge of a refusal for want of authorization (401, 403).
-fn refusal(e: &TransportError) -> Option<(u16, Option<String>)> {
+impl HttpLink {
+    /// A session's `DELETE` with a DPoP-bound token: a proof of its own (`htm`
+    /// `DELETE`), and again with the server's nonce when it asks for one, within the
+    /// core's rounds and the cleanup step's deadline (counted from `started`).
+    async fn delete_with_proofs(
+        &self,
+        headers: Vec<Header>,
+        bearer: Option<&BearerToken>,
+        started: std::time::Instant,
+    ) -> Result<http::StatusCode, TransportError> {
+        let target = &self.target;
+        let mut rounds = Rounds::new(true);
+        loop {
+            let mut sent = headers.clone();
+            let mut secrets = target.secrets_now();
+            if let Some((proof, text)) = self.proof("DELETE", bearer) {
+                sent.push(proof);
+                secrets = secrets.with([text]);
+            }
+            let left = CLEANUP_STEP_DEADLINE.saturating_sub(started.elapsed());
+            let answer = self
+                .client
+                .http()
+                .delete_answer(&target.url, &sent, bearer, &secrets, left)
+                .await?;
+            let demand = dpop::demand(
+                answer.status.as_u16(),
+                answer.www_authenticate.as_deref(),
+                answer.dpop_nonce.as_deref(),
+            );
+            match (demand, &target.auth) {
+                (Demand::Nonce(nonce), Some(auth)) if rounds.after_nonce() == Refusal::Resend => {
+                    auth.resource_nonce(&nonce);
+                }
+                _ => return Ok(answer.status),
+            }
+        }
+    }
+}
+
+/// The status, challenge and DPoP nonce of a refusal for want of authorization (401,
+/// 403).
+fn refusal(e: &TransportError) -> Option<(u16, Option<String>, Option<String>)> {
     let status = e.status()?.as_u16();
-    matches!(status, 401 | 403).then(|| (status, e.www_authenticate().map(str::to_owned)))
+    matches!(status, 401 | 403).then(|| {
+        (
+            status,
+            e.www_authenticate().map(str::to_owned),
+            e.dpop_nonce().map(str::to_owned),
+        )
+    })
 }

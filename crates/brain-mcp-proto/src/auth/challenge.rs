@@ -27,6 +27,17 @@ impl BearerChallenge {
 /// hold several challenges; `None` when there is none or it cannot be read. Scheme and
 /// parameter names ignore case; a parameter given twice keeps its first value.
 pub fn bearer(value: &str) -> Option<BearerChallenge> {
+    of_scheme(value, "bearer")
+}
+
+/// The first `DPoP` challenge in `value` (RFC 9449 §7.1), read as [`bearer`] reads a
+/// `Bearer` one: a server that wants DPoP-bound tokens, or a new nonce
+/// (`error="use_dpop_nonce"`), says so with it.
+pub fn dpop(value: &str) -> Option<BearerChallenge> {
+    of_scheme(value, "dpop")
+}
+
+fn of_scheme(value: &str, scheme: &str) -> Option<BearerChallenge> {
     let value = crate::text::prefix(value, MAX_CHALLENGE_BYTES);
     let mut lexer = Lexer { rest: value };
     let mut in_bearer = false;
@@ -65,7 +76,7 @@ pub fn bearer(value: &str) -> Option<BearerChallenge> {
             if found.is_some() && in_bearer {
                 break;
             }
-            in_bearer = token.eq_ignore_ascii_case("bearer");
+            in_bearer = token.eq_ignore_ascii_case(scheme);
             if in_bearer {
                 found = Some(BearerChallenge::default());
             }

@@ -47,6 +47,56 @@ pub fn signing_input(alg: Alg, client_id: &str, audience: &str, now: u64, jti: &
     )
 }
 
+/// The most bytes of a JWT presented as a grant (a workload's platform token, an ID-JAG).
+pub const MAX_GRANT_JWT_BYTES: usize = 16 * 1024;
+
+/// Why a JWT cannot be presented as a grant. Says nothing of the text itself: it is a
+/// secret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BadJwt {
+    /// Nothing but whitespace.
+    #[error("holds no JWT (it is empty)")]
+    Empty,
+    /// Longer than [`MAX_GRANT_JWT_BYTES`].
+    #[error("holds more than {MAX_GRANT_JWT_BYTES} bytes")]
+    TooLong,
+    /// Not three base64url segments joined by dots.
+    #[error("does not hold a compact JWT (three base64url parts joined by dots)")]
+    NotCompact,
+}
+
+/// The JWT in `text` as it is sent in a JWT bearer grant (RFC 7523 §2.1): surrounding
+/// whitespace dropped (a file a platform writes often ends in a newline), then exactly
+/// three non-empty base64url segments (a JWS in compact form), at most
+/// [`MAX_GRANT_JWT_BYTES`]. Its claims are the issuer's business: the authorization
+/// server checks them.
+pub fn grant_jwt(text: &str) -> Result<&str, BadJwt> {
+    let jwt = text.trim();
+    if jwt.is_empty() {
+        return Err(BadJwt::Empty);
+    }
+    if jwt.len() > MAX_GRANT_JWT_BYTES {
+        return Err(BadJwt::TooLong);
+    }
+    let base64url = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let parts: [Option<&str>; 4] = {
+        let mut it = jwt.split('.');
+        [it.next(), it.next(), it.next(), it.next()]
+    };
+    match parts {
+        [Some(a), Some(b), Some(c), None] if base64url(a) && base64url(b) && base64url(c) => {
+            Ok(jwt)
+        }
+        _ => Err(BadJwt::NotCompact),
+    }
+}
+
 /// The compact JWT: the signing input and its signature.
 pub fn assertion(input: &str, signature: &[u8]) -> String {
     format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature))
@@ -79,5 +129,28 @@ mod tests {
         let jwt = assertion(&input, &[1, 2, 3]);
         assert_eq!(jwt.split('.').count(), 3);
         assert!(jwt.ends_with(".AQID"));
+    }
+
+    #[test]
+    fn a_grant_jwt_is_trimmed_and_must_be_compact() {
+        assert_eq!(grant_jwt("aGVhZA.Ym9keQ.c2ln\n"), Ok("aGVhZA.Ym9keQ.c2ln"));
+        assert_eq!(grant_jwt(" \n\t"), Err(BadJwt::Empty));
+        for bad in [
+            "a.b",
+            "a.b.c.d",
+            "a..c",
+            "a.b.c d",
+            "a.b.c=",
+            "a+b.c.d",
+            "ey.\u{e9}.x",
+        ] {
+            assert_eq!(grant_jwt(bad), Err(BadJwt::NotCompact), "{bad:?}");
+        }
+        let long = format!("a.{}.c", "b".repeat(MAX_GRANT_JWT_BYTES));
+        assert_eq!(grant_jwt(&long), Err(BadJwt::TooLong));
+        // The error never repeats the text.
+        let secret = "sekrit-part.only";
+        let why = grant_jwt(secret).unwrap_err().to_string();
+        assert!(!why.contains("sekrit"), "{why}");
     }
 }

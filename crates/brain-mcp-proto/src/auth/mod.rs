@@ -11,6 +11,7 @@ pub mod authority;
 pub mod challenge;
 pub mod code;
 pub mod discovery;
+pub mod dpop;
 pub mod jwt;
 pub mod lifetime;
 pub mod metadata;

@@ -13,6 +13,8 @@ pub enum Refusal {
     Authorize,
     /// Get a token with this scope (space-separated) and resend.
     StepUp(String),
+    /// Send it again as it is, with a new DPoP proof carrying the nonce the server gave.
+    Resend,
     /// Stop: the failure is final for this call.
     GiveUp(&'static str),
 }
@@ -22,6 +24,7 @@ pub enum Refusal {
 pub struct Rounds {
     fresh: u32,
     step_up: Option<StepUp>,
+    nonces: u32,
 }
 
 impl Rounds {
@@ -31,6 +34,19 @@ impl Rounds {
         Self {
             fresh: u32::from(sent_with_token),
             step_up: None,
+            nonces: 0,
+        }
+    }
+
+    /// The decision after a 401 that asked for a DPoP nonce
+    /// ([`Demand::Nonce`](super::dpop::Demand::Nonce)): send the request again with it,
+    /// at most [`MAX_NONCE_ROUNDS`](super::dpop::MAX_NONCE_ROUNDS) times.
+    pub fn after_nonce(&mut self) -> Refusal {
+        if self.nonces < super::dpop::MAX_NONCE_ROUNDS {
+            self.nonces += 1;
+            Refusal::Resend
+        } else {
+            Refusal::GiveUp("the server kept asking for a new DPoP nonce")
         }
     }
 
@@ -103,6 +119,16 @@ mod tests {
             rounds.after(403, Some(&scope_challenge("e")), Some(&asked)),
             Refusal::GiveUp(_)
         ));
+    }
+
+    #[test]
+    fn nonce_rounds_are_bounded() {
+        let mut rounds = Rounds::new(true);
+        assert_eq!(rounds.after_nonce(), Refusal::Resend);
+        assert_eq!(rounds.after_nonce(), Refusal::Resend);
+        assert!(matches!(rounds.after_nonce(), Refusal::GiveUp(_)));
+        // Nonce rounds use none of the fresh-token rounds.
+        assert_eq!(rounds.after(401, None, None), Refusal::Authorize);
     }
 
     #[test]

@@ -75,7 +75,50 @@ pub enum Grant<'a> {
     },
     /// `refresh_token`.
     Refresh(&'a str),
+    /// The JWT bearer grant (RFC 7523 §2.1): a JWT someone else issued stands for the
+    /// client's authorization (a workload's platform token, SEP-1933; an ID-JAG,
+    /// SEP-990).
+    JwtBearer(&'a str),
+    /// Token exchange (RFC 8693) of an identity assertion the enterprise's identity
+    /// provider issued for an ID-JAG (an Identity Assertion JWT Authorization Grant,
+    /// SEP-990) meant for the authorization server `audience`.
+    IdJag {
+        /// The identity assertion (an OpenID Connect ID token, or a SAML assertion).
+        subject_token: &'a str,
+        /// What it is.
+        subject_token_type: SubjectType,
+        /// The issuer of the authorization server that will redeem the ID-JAG.
+        audience: &'a str,
+    },
 }
+
+/// The kind of identity assertion exchanged for an ID-JAG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SubjectType {
+    /// An OpenID Connect ID token.
+    IdToken,
+    /// A SAML 2.0 assertion.
+    Saml2,
+}
+
+impl SubjectType {
+    /// The token type URI (RFC 8693 §3).
+    pub fn uri(self) -> &'static str {
+        match self {
+            Self::IdToken => "urn:ietf:params:oauth:token-type:id_token",
+            Self::Saml2 => "urn:ietf:params:oauth:token-type:saml2",
+        }
+    }
+}
+
+/// The `grant_type` of token exchange (RFC 8693 §2.1).
+pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The token type of an ID-JAG (SEP-990).
+pub const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// The `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 impl std::fmt::Debug for Grant<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,6 +126,8 @@ impl std::fmt::Debug for Grant<'_> {
             Self::ClientCredentials => "ClientCredentials",
             Self::Code { .. } => "Code",
             Self::Refresh(_) => "Refresh",
+            Self::JwtBearer(_) => "JwtBearer",
+            Self::IdJag { .. } => "IdJag",
         })
     }
 }
@@ -105,6 +150,21 @@ pub fn grant_form(grant: Grant<'_>, resource: &str, scope: Option<&str>) -> Form
         Grant::Refresh(token) => {
             form.add("grant_type", "refresh_token");
             form.add("refresh_token", token);
+        }
+        Grant::JwtBearer(assertion) => {
+            form.add("grant_type", JWT_BEARER);
+            form.add("assertion", assertion);
+        }
+        Grant::IdJag {
+            subject_token,
+            subject_token_type,
+            audience,
+        } => {
+            form.add("grant_type", TOKEN_EXCHANGE);
+            form.add("requested_token_type", ID_JAG);
+            form.add("subject_token", subject_token);
+            form.add("subject_token_type", subject_token_type.uri());
+            form.add("audience", audience);
         }
     }
     form.add("resource", resource);
@@ -250,9 +310,26 @@ impl std::fmt::Debug for Token {
     }
 }
 
+impl Token {
+    /// Whether it is DPoP-bound (`token_type` `DPoP`, RFC 9449 §5): each request that
+    /// carries it needs a proof with the client's key.
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .eq_ignore_ascii_case(super::dpop::TOKEN_TYPE)
+    }
+}
+
 /// Reads a token endpoint's answer: a `Bearer` token on 200, else the endpoint's
 /// refusal with its `error` code (never its description, which may echo a secret).
 pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
+    read_token_with(status, body, false)
+}
+
+/// [`read_token`] for a request that carried a DPoP proof (`proof_sent`): a `DPoP`
+/// token is then taken too (and a `Bearer` one, which a server that ignores DPoP
+/// issues). A `DPoP` token for a request without a proof is refused: the client holds
+/// no key it is bound to.
+pub fn read_token_with(status: u16, body: &[u8], proof_sent: bool) -> Result<Token, AuthError> {
     if status != 200 {
         #[derive(serde::Deserialize)]
         struct Refusal {
@@ -267,7 +344,14 @@ pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
         what: "token response",
         why: "it is not a token response",
     })?;
-    if !token.token_type.eq_ignore_ascii_case("bearer") || token.access_token.expose().is_empty() {
+    if token.is_dpop() && !proof_sent {
+        return Err(AuthError::Document {
+            what: "token response",
+            why: "it holds a DPoP-bound token, though no DPoP proof was sent",
+        });
+    }
+    let bearer = token.token_type.eq_ignore_ascii_case("bearer") || token.is_dpop();
+    if !bearer || token.access_token.expose().is_empty() {
         return Err(AuthError::Document {
             what: "token response",
             why: "it does not hold a bearer token",
@@ -280,6 +364,32 @@ pub fn read_token(status: u16, body: &[u8]) -> Result<Token, AuthError> {
         });
     }
     Ok(token)
+}
+
+/// Reads a token exchange's answer (RFC 8693 §2.2): the ID-JAG on 200, checked to be
+/// one (`issued_token_type` the ID-JAG's, a compact JWT of bounded size) and a
+/// [`Secret`] from the moment it is read; else the refusal with its `error` code only.
+pub fn read_id_jag(status: u16, body: &[u8]) -> Result<Secret, AuthError> {
+    if status != 200 {
+        return read_token(status, body).map(|t| t.access_token);
+    }
+    #[derive(serde::Deserialize)]
+    struct Exchanged {
+        access_token: Secret,
+        issued_token_type: String,
+    }
+    let not = |why| AuthError::Document {
+        what: "token exchange response",
+        why,
+    };
+    let answer: Exchanged =
+        serde_json::from_slice(body).map_err(|_| not("it is not a token exchange response"))?;
+    if answer.issued_token_type != ID_JAG {
+        return Err(not("it issued no ID-JAG"));
+    }
+    super::jwt::grant_jwt(answer.access_token.expose())
+        .map_err(|_| not("its ID-JAG is not a compact JWT of bounded size"))?;
+    Ok(answer.access_token)
 }
 
 /// Whether `token` can go in an `Authorization` header as it is: visible ASCII only (no

@@ -192,3 +192,73 @@ fn a_grant_names_its_kind_only() {
         assert!(!shown.contains("planted"), "{shown}");
     }
 }
+
+#[test]
+fn a_jwt_bearer_grant_carries_the_assertion_and_hides_it_in_debug() {
+    let form = grant_form(
+        Grant::JwtBearer("aGVhZA.Ym9keQ.c2ln"),
+        "https://mcp.example/mcp",
+        Some("a b"),
+    );
+    assert_eq!(
+        form.body(),
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=aGVhZA.Ym9keQ.c2ln\
+         &resource=https%3A%2F%2Fmcp.example%2Fmcp&scope=a+b"
+    );
+    assert_eq!(
+        format!("{:?}", Grant::JwtBearer("aGVhZA.Ym9keQ.c2ln")),
+        "JwtBearer"
+    );
+    assert!(!format!("{form:?}").contains("Ym9keQ"));
+}
+
+#[test]
+fn a_dpop_token_is_taken_only_after_a_proof() {
+    let body = br#"{"access_token":"at-dpop-0123456789","token_type":"DPoP","expires_in":60}"#;
+    let token = read_token_with(200, body, true).unwrap();
+    assert!(token.is_dpop());
+    assert!(matches!(
+        read_token(200, body),
+        Err(AuthError::Document { why, .. }) if why.contains("DPoP")
+    ));
+    // A server that ignores DPoP issues a bearer token: taken either way.
+    let bearer = br#"{"access_token":"at-bearer-0123456789","token_type":"Bearer"}"#;
+    assert!(!read_token_with(200, bearer, true).unwrap().is_dpop());
+    assert!(read_token_with(200, br#"{"access_token":"a","token_type":"N_A"}"#, true).is_err());
+}
+
+#[test]
+fn an_id_jag_exchange_names_what_it_asks_for() {
+    let form = grant_form(
+        Grant::IdJag {
+            subject_token: "aWQ.dG9rZW4.c2ln",
+            subject_token_type: SubjectType::IdToken,
+            audience: "https://as.example",
+        },
+        "https://mcp.example/mcp",
+        None,
+    );
+    assert_eq!(
+        form.body(),
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange\
+         &requested_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aid-jag\
+         &subject_token=aWQ.dG9rZW4.c2ln\
+         &subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aid_token\
+         &audience=https%3A%2F%2Fas.example&resource=https%3A%2F%2Fmcp.example%2Fmcp"
+    );
+    assert!(!format!("{form:?}").contains("dG9rZW4"));
+}
+
+#[test]
+fn an_id_jag_answer_must_be_one() {
+    let ok = br#"{"access_token":"aGVhZA.Ym9keQ.c2ln","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A"}"#;
+    assert_eq!(read_id_jag(200, ok).unwrap().expose(), "aGVhZA.Ym9keQ.c2ln");
+    let wrong_type = br#"{"access_token":"aGVhZA.Ym9keQ.c2ln","issued_token_type":"urn:ietf:params:oauth:token-type:access_token"}"#;
+    assert!(read_id_jag(200, wrong_type).is_err());
+    let not_jwt = br#"{"access_token":"opaque","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag"}"#;
+    assert!(read_id_jag(200, not_jwt).is_err());
+    assert!(matches!(
+        read_id_jag(400, br#"{"error":"invalid_grant","error_description":"echo aGVhZA"}"#),
+        Err(AuthError::TokenRefused { status: 400, error: Some(e) }) if e == "invalid_grant"
+    ));
+}

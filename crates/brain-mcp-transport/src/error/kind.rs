@@ -36,6 +36,8 @@ pub(crate) enum ErrorKind {
         rpc: Option<RpcError>,
         /// The `WWW-Authenticate` value of a 401 or 403 reply.
         www_authenticate: Option<String>,
+        /// The `DPoP-Nonce` value of a 401 reply (RFC 9449 §9), if any.
+        dpop_nonce: Option<String>,
         /// `Retry-After`, when given in seconds.
         retry_after: Option<Duration>,
     },

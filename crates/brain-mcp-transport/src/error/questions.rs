@@ -104,6 +104,15 @@ impl TransportError {
         }
     }
 
+    /// The `DPoP-Nonce` of a 401 answer (RFC 9449 §9): the nonce the server wants in the
+    /// next proof.
+    pub fn dpop_nonce(&self) -> Option<&str> {
+        match self.kind() {
+            ErrorKind::Status { dpop_nonce, .. } => dpop_nonce.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The `Retry-After` of an error status, when the server gave it in seconds.
     pub fn retry_after(&self) -> Option<Duration> {
         match self.kind() {

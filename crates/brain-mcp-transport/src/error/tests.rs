@@ -70,6 +70,7 @@ fn each_kind_answers_its_own_question_and_keeps_its_name() {
             status: StatusCode::BAD_GATEWAY,
             rpc: None,
             www_authenticate: None,
+            dpop_nonce: None,
             retry_after: None,
         },
         ErrorKind::UnexpectedReply,
@@ -105,6 +106,7 @@ fn a_status_error_answers_with_what_came_with_it() {
         status: StatusCode::UNAUTHORIZED,
         rpc: Some(RpcError::new(ErrorCode(-32001), "no entry")),
         www_authenticate: Some("Bearer realm=\"mcp\"".into()),
+        dpop_nonce: None,
         retry_after: Some(Duration::from_secs(3)),
     });
     assert!(e.is_status());
@@ -120,6 +122,7 @@ fn a_status_error_answers_with_what_came_with_it() {
         status: StatusCode::SERVICE_UNAVAILABLE,
         rpc: None,
         www_authenticate: None,
+        dpop_nonce: None,
         retry_after: None,
     });
     assert_eq!(bare.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
@@ -161,6 +164,7 @@ fn a_status_errors_details_are_redacted_when_finished() {
         status: StatusCode::FORBIDDEN,
         rpc: Some(RpcError::new(ErrorCode(-32000), "you sent s3cret")),
         www_authenticate: Some("Bearer error=\"s3cret\"".into()),
+        dpop_nonce: None,
         retry_after: None,
     })
     .finished(&Secrets::new(["s3cret"]));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use brain_mcp_bind::{
     AuthorizationHandler, AuthorizationPrompt, ClientConfig, ClientProof, Credential,
-    CredentialSource, OAuthClient, Secret,
+    CredentialSource, IdentityAssertion, OAuthClient, Secret,
 };
 use brain_mcp_transport::{FetchRequest, HttpClient};
 use serde_json::Value;
@@ -21,7 +21,10 @@ const REDIRECT_URI: &str = "http://localhost:3000/callback";
 const METADATA_DOCUMENT: &str = "https://conformance-test.local/client-metadata.json";
 
 /// The OAuth client of an `auth/*` scenario, from its context. The client credentials
-/// scenarios give `client_id` with `client_secret` or `private_key_pem`; every other one
+/// scenarios give `client_id` with `client_secret` or `private_key_pem`; the workload
+/// identity one `client_id` and the workload's JWT (`valid_jwt`); the enterprise one
+/// the client's credentials, the user's ID token and the identity provider's token
+/// endpoint and client id; every other one
 /// is the authorization code grant, with a pre-registered client when the context names
 /// one, approved by a headless handler. The suite's authorization server is not known in
 /// advance, so the client trusts the one the server names (unless the context gives the
@@ -36,7 +39,32 @@ pub(crate) fn client(run: &Run) -> Result<Option<OAuthClient>, String> {
         (None, Some(pem)) => Some(ClientProof::PrivateKeyPem(Secret::new(pem))),
         (None, None) => None,
     };
-    let mut client = if run.scenario.starts_with("auth/client-credentials") {
+    let mut client = if let Some(jwt) = text("valid_jwt") {
+        // Workload identity federation: the platform's JWT is the grant.
+        let Some(client_id) = text("client_id") else {
+            return Err(format!("{}: the context has no client_id", run.scenario));
+        };
+        OAuthClient::trusting_server_metadata(client_id, ClientProof::WorkloadJwt(Secret::new(jwt)))
+    } else if let (Some(id_token), Some(endpoint)) =
+        (text("idp_id_token"), text("idp_token_endpoint"))
+    {
+        // Enterprise-managed authorization: the user's identity as the enterprise's
+        // identity provider asserted it, and the client's own credentials at the
+        // MCP server's authorization server.
+        let (Some(client_id), Some(proof)) = (text("client_id"), proof) else {
+            return Err(format!(
+                "{}: the context has no client credentials",
+                run.scenario
+            ));
+        };
+        let mut identity = IdentityAssertion::id_token(endpoint, Secret::new(id_token));
+        if let Some(idp_client) = text("idp_client_id") {
+            identity = identity.with_idp_client(idp_client, None);
+        }
+        OAuthClient::trusting_server_metadata(client_id, proof)
+            .with_identity_assertion(identity)
+            .for_principal("conformance")
+    } else if run.scenario.starts_with("auth/client-credentials") {
         let (Some(client_id), Some(proof)) = (text("client_id"), proof) else {
             return Err(format!(
                 "{}: the context has no client credentials",

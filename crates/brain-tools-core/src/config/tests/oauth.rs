@@ -59,7 +59,7 @@ fn problems_inside_the_block_are_reported_at_their_field() {
     assert_eq!(
         errors,
         [
-            "tools[0].oauth.scops: unknown field; expected one of: issuer, client_id, client_secret_env, private_key_env, scopes",
+            "tools[0].oauth.scops: unknown field; expected one of: issuer, client_id, client_secret_env, private_key_env, workload_token_file, workload_token_env, scopes, dpop",
             "tools[0].oauth.issuer: required: credentials go to this authorization server only",
         ]
     );
