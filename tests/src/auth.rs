@@ -26,6 +26,9 @@ use brain_mcp_proto::auth::code::decode;
 
 use crate::server::{RawReply, Seen};
 
+mod token;
+use token::token;
+
 /// How the authorization server behaves.
 #[derive(Clone, Debug)]
 pub struct AuthConfig {
@@ -520,99 +523,6 @@ fn authorize(seen: &AuthSeen, origin: &str) -> Response<Full<Bytes>> {
         resp.headers_mut().insert("location", value);
     }
     resp
-}
-
-fn token(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> Response<Full<Bytes>> {
-    if config.refuse_tokens {
-        return reply(
-            401,
-            &json!({
-                "error": "invalid_client",
-                "error_description": format!("refused: {} {:?}", seen.body, seen.authorization),
-            }),
-        );
-    }
-    if seen.form("grant_type").as_deref() == Some("urn:ietf:params:oauth:grant-type:token-exchange")
-    {
-        let fits = seen.form("requested_token_type").as_deref()
-            == Some("urn:ietf:params:oauth:token-type:id-jag")
-            && seen.form("subject_token_type").as_deref()
-                == Some("urn:ietf:params:oauth:token-type:id_token")
-            && seen.form("audience").is_some_and(|a| !a.is_empty())
-            && seen.form("resource").is_some_and(|r| !r.is_empty())
-            && seen
-                .form("subject_token")
-                .is_some_and(|t| config.identity_assertions.contains(&t));
-        if !fits {
-            return reply(400, &json!({"error": "invalid_grant"}));
-        }
-        state.jags += 1;
-        return reply(
-            200,
-            &json!({
-                "access_token": jag_name(state.jags),
-                "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
-                "token_type": "N_A",
-            }),
-        );
-    }
-    let basic = seen
-        .authorization
-        .as_deref()
-        .and_then(|a| a.strip_prefix("Basic "))
-        .and_then(|b| STANDARD.decode(b).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
-    let client_ok = match basic {
-        // RFC 6749 §2.3.1: both parts are form-encoded before they are joined.
-        Some(pair) => pair.split_once(':').is_some_and(|(id, secret)| {
-            decode(id) == config.client_id && decode(secret) == config.client_secret
-        }),
-        None => {
-            seen.form("client_id").as_deref() == Some(config.client_id.as_str())
-                && seen.form("client_secret").as_deref() == Some(config.client_secret.as_str())
-        }
-    };
-    let grant_ok = match seen.form("grant_type").as_deref() {
-        Some("client_credentials") => client_ok,
-        Some("authorization_code") => {
-            let challenge = seen
-                .form("code")
-                .and_then(|c| c.strip_prefix("code-").map(str::to_owned));
-            let verifier = seen.form("code_verifier").unwrap_or_default();
-            let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
-            challenge.as_deref() == Some(URL_SAFE_NO_PAD.encode(digest).as_str())
-        }
-        Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
-            (client_ok || seen.form("client_id").as_deref() == Some(config.client_id.as_str()))
-                && seen
-                    .form("assertion")
-                    .is_some_and(|a| config.assertions.contains(&a))
-        }
-        Some("refresh_token") => seen
-            .form("refresh_token")
-            .is_some_and(|r| r.starts_with("refresh-")),
-        _ => false,
-    };
-    if !grant_ok {
-        return reply(400, &json!({"error": "invalid_grant"}));
-    }
-    state.issued += 1;
-    let token = token_name(state.issued);
-    state.valid.insert(token.clone());
-    let given = config.access_token.clone().unwrap_or(token);
-    let token_type = if config.dpop_unasked || (config.dpop && seen.dpop.is_some()) {
-        "DPoP"
-    } else {
-        "Bearer"
-    };
-    let mut answer = json!({"access_token": given, "token_type": token_type});
-    if let Some(expires) = config.expires_in {
-        answer["expires_in"] = json!(expires);
-    }
-    if config.refresh_tokens {
-        answer["refresh_token"] = json!(refresh_name(state.issued));
-    }
-    reply(200, &answer)
 }
 
 fn reply(status: u16, body: &Value) -> Response<Full<Bytes>> {

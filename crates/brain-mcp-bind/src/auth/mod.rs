@@ -7,6 +7,7 @@
 //! server's metadata that names another authorization server ends the search before
 //! any secret is sent.
 
+mod authorizers;
 mod code;
 pub(crate) mod credentials;
 mod dpop;
@@ -30,6 +31,7 @@ use brain_mcp_proto::client::Header;
 use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
+pub(crate) use authorizers::Authorizers;
 pub(crate) use credentials::Credentials;
 use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
@@ -543,65 +545,6 @@ impl Authorizer {
             remembered.add(&secret);
         }
         Ok(bearer)
-    }
-}
-
-/// The most authorizers kept; past it, ones no call holds are dropped.
-const MAX_AUTHORIZERS: usize = 4096;
-
-/// The authorizers of a client, one per server and client: every call with the same
-/// credentials for the same server (and principal) shares its tokens.
-#[derive(Default)]
-pub(crate) struct Authorizers {
-    map: Mutex<HashMap<Key, Arc<Authorizer>>>,
-}
-
-impl std::fmt::Debug for Authorizers {
-    /// The count only: a key holds a digest of a client secret.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authorizers")
-            .field("count", &lock(&self.map).len())
-            .finish()
-    }
-}
-
-/// Server, issuer, client id, scopes, principal, a digest of the proof, and whether the
-/// user delegates.
-type Key = (
-    String,
-    Option<String>,
-    Option<String>,
-    Vec<String>,
-    Option<String>,
-    String,
-    bool,
-);
-
-impl Authorizers {
-    /// The authorizer of `client` for the server at `server_key`.
-    pub(crate) fn get(&self, server_key: &str, client: &OAuthClient) -> Arc<Authorizer> {
-        let mut fingerprint = Credentials::of(client)
-            .map(|c| c.fingerprint())
-            .unwrap_or_default();
-        if client.dpop {
-            fingerprint.push_str("+dpop");
-        }
-        let key = (
-            server_key.to_owned(),
-            client.issuer.clone(),
-            client.client_id.clone(),
-            client.scopes.clone(),
-            client.principal.clone(),
-            fingerprint,
-            client.delegated.is_some(),
-        );
-        let mut map = lock(&self.map);
-        if map.len() >= MAX_AUTHORIZERS && !map.contains_key(&key) {
-            map.retain(|_, a| Arc::strong_count(a) > 1);
-        }
-        map.entry(key)
-            .or_insert_with(|| Arc::new(Authorizer::new(client)))
-            .clone()
     }
 }
 
