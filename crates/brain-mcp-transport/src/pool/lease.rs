@@ -78,25 +78,50 @@ impl Lease {
     }
 
     /// Sends `req` for `uri` on the connection this lease holds, opening it first when
-    /// the lease holds the right to, and replacing an HTTP/1.1 connection found closed.
+    /// the lease holds the right to. An HTTP/1.1 connection taken from the idle list
+    /// that is found closed is replaced, once; a connection this lease opened that is
+    /// not ready fails the request as unsent (client.rs's one resend decides what
+    /// follows), so a server that closes every connection at once costs one connect per
+    /// send, not a connect loop.
     pub(crate) async fn send(
         &mut self,
         uri: &Uri,
         req: Request<Body>,
     ) -> Result<Response<Incoming>, Failure> {
+        // Whether the connection held was opened by this lease (or replaced once).
+        let mut fresh = false;
         loop {
             match &mut self.held {
                 // Boxed: a connect (connector, TLS, handshake) is a large future that
                 // most requests never poll, and unboxed it would be moved with every one.
-                Held::Connect => Box::pin(self.connect(uri)).await?,
+                Held::Connect => {
+                    Box::pin(self.connect(uri)).await?;
+                    fresh = true;
+                }
+                Held::Conn(Sender::H1(sender), _) if fresh => {
+                    if let Err(error) = sender.ready().await {
+                        // Nothing was written: the request may go again, once.
+                        return Err(Failure::Send {
+                            error,
+                            unsent: true,
+                        });
+                    }
+                    break;
+                }
                 Held::Conn(Sender::H1(sender), _) => {
                     if sender.ready().await.is_ok() {
                         break;
                     }
                     // It closed while idle or on its way back: this request opens one
-                    // in its place (nothing was written).
-                    self.pool.update(self.origin(), |o, _| o.connecting += 1);
-                    self.held = Held::Connect;
+                    // in its place (nothing was written), once.
+                    let old = std::mem::replace(&mut self.held, Held::Connect);
+                    let (background, rules) = (self.background, self.pool.rules);
+                    self.pool.update(self.origin(), |o, stale| {
+                        o.give_back(old, background, false, rules, stale);
+                        o.take(background);
+                        o.connecting += 1;
+                    });
+                    fresh = true;
                 }
                 Held::Conn(Sender::H2(_), _) => break,
                 Held::None => return Err(Failure::Connect("no connection was given".into())),

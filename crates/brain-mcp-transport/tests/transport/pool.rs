@@ -1,5 +1,8 @@
 //! Connection reuse and the stale pooled connection race.
 
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use brain_mcp_transport::{Delivery, Expect, RequestId};
@@ -174,4 +177,46 @@ async fn an_idle_connection_closes_after_the_idle_timeout_and_a_busy_one_does_no
     });
     assert!(counted.await.is_ok());
     assert_eq!(server.accepted(), 1);
+}
+
+/// A server on a thread of its own that hands every connection it accepts to `serve`
+/// (on a thread each); its URL and the count of connections accepted.
+fn raw_server(
+    serve: impl Fn(std::net::TcpStream, usize) + Send + Sync + 'static,
+) -> (http::Uri, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let (count, serve) = (accepted.clone(), Arc::new(serve));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(stream, n));
+        }
+    });
+    (url.parse().unwrap(), accepted)
+}
+
+#[tokio::test]
+async fn a_server_closing_every_connection_at_once_gets_two_connects_a_request_at_most() {
+    // Closed at once, or with a 408 written first: a fresh connection that is not ready
+    // fails its request as unsent, and the client sends it once more, no more. (Whether
+    // hyper sees the close before the request is written is a race: tried many times.)
+    for greeting in [
+        &b""[..],
+        b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n",
+    ] {
+        let (url, accepted) = raw_server(move |mut s, _| drop(s.write_all(greeting)));
+        let c = client();
+        for round in 1..=30 {
+            let req = brain_mcp_transport::FetchRequest::get(url.clone(), Duration::from_secs(2));
+            let started = std::time::Instant::now();
+            drop(c.fetch(req).await);
+            let n = accepted.swap(0, Ordering::SeqCst);
+            let took = started.elapsed();
+            assert!(n <= 2, "round {round}: {n} connections in {took:?}");
+        }
+    }
 }
