@@ -7,10 +7,10 @@ use std::sync::Arc;
 use http::{Request, Response, Uri};
 use hyper::body::Incoming;
 use tokio::sync::oneshot;
-use tokio::time::Instant;
+use tokio::time::{Instant, timeout};
 
 use super::conn::{self, Body, Failure, Info, Sender};
-use super::{Held, Pool, Shared};
+use super::{CONNECT_WAIT, Held, Pool, Shared};
 use crate::observe::{ConnectionUse, EXCHANGE_TARGET};
 
 /// A request waiting in its origin's queue. Dropped while it waits, it leaves the
@@ -53,7 +53,7 @@ impl Drop for Waiting<'_> {
         if let Ok(held) = self.rx.try_recv() {
             let rules = self.pool.rules;
             self.pool.update(self.origin, |o, stale| {
-                o.give_back(held, background, false, rules, stale);
+                o.give_back(held, background, (false, false), rules, stale);
             });
         }
     }
@@ -70,6 +70,8 @@ pub(crate) struct Lease {
     pub(super) held: Held,
     /// Its response head came.
     pub(super) headed: bool,
+    /// Its request was handed to its connection.
+    pub(super) written: bool,
 }
 
 impl Lease {
@@ -79,7 +81,7 @@ impl Lease {
 
     /// Sends `req` for `uri` on the connection this lease holds, opening it first when
     /// the lease holds the right to. An HTTP/1.1 connection taken from the idle list
-    /// that is found closed is replaced, once; a connection this lease opened that is
+    /// that is found closed (or not ready within [`CONNECT_WAIT`]) is replaced, once; a connection this lease opened that is
     /// not ready fails the request as unsent (client.rs's one resend decides what
     /// follows), so a server that closes every connection at once costs one connect per
     /// send, not a connect loop.
@@ -109,15 +111,19 @@ impl Lease {
                     break;
                 }
                 Held::Conn(Sender::H1(sender), _) => {
-                    if sender.ready().await.is_ok() {
+                    // Ready at once when its connection task waits for a request (the
+                    // common case: no timer); otherwise awaited, within CONNECT_WAIT.
+                    if sender.is_ready()
+                        || matches!(timeout(CONNECT_WAIT, sender.ready()).await, Ok(Ok(())))
+                    {
                         break;
                     }
-                    // It closed while idle or on its way back: this request opens one
-                    // in its place (nothing was written), once.
+                    // It closed while idle or on its way back, or it does not get ready:
+                    // this request opens one in its place (nothing was written), once.
                     let old = std::mem::replace(&mut self.held, Held::Connect);
                     let (background, rules) = (self.background, self.pool.rules);
                     self.pool.update(self.origin(), |o, stale| {
-                        o.give_back(old, background, false, rules, stale);
+                        o.give_back(old, background, (false, true), rules, stale);
                         o.take(background);
                         o.connecting += 1;
                     });
@@ -127,6 +133,7 @@ impl Lease {
                 Held::None => return Err(Failure::Connect("no connection was given".into())),
             }
         }
+        self.written = true;
         match &mut self.held {
             Held::Conn(sender, info) => conn::send(sender, info, req).await,
             _ => Err(Failure::Connect("no connection was given".into())),
@@ -203,9 +210,10 @@ impl Drop for Lease {
         if matches!(held, Held::None) {
             return;
         }
-        let (background, headed, rules) = (self.background, self.headed, self.pool.rules);
+        let (background, rules) = (self.background, self.pool.rules);
+        let ended = (self.headed, self.written);
         self.pool.update((self.https, &self.authority), |o, stale| {
-            o.give_back(held, background, headed, rules, stale);
+            o.give_back(held, background, ended, rules, stale);
         });
     }
 }

@@ -289,7 +289,7 @@ impl Origin {
             };
             self.left(&w);
             if let Err(held) = w.tx.send(held) {
-                self.give_back(held, w.background, false, rules, stale);
+                self.give_back(held, w.background, (false, false), rules, stale);
             }
         }
     }
@@ -305,12 +305,16 @@ impl Origin {
     }
 
     /// Takes back what a lease held: an HTTP/1.1 connection goes idle when its response
-    /// came and it is still open (a response not read to its end closes it in hyper).
+    /// came (or no request was `written` on it) and it is ready for the next request
+    /// now. One not ready may never be: its request body still being written to a
+    /// server that answered early and stopped reading, say, or a response not read to
+    /// its end (hyper closes it). It is closed, not handed to a request that would
+    /// wait on it.
     fn give_back(
         &mut self,
         held: Held,
         background: bool,
-        headed: bool,
+        (headed, written): (bool, bool),
         rules: Rules,
         stale: &mut Vec<Idle>,
     ) {
@@ -322,7 +326,8 @@ impl Origin {
                     info,
                     since: Instant::now(),
                 };
-                if headed && !idle.sender.is_closed() && self.idle.len() < rules.max_idle {
+                let usable = headed || !written;
+                if usable && idle.sender.is_ready() && self.idle.len() < rules.max_idle {
                     self.idle.push(idle);
                 } else {
                     stale.push(idle);
@@ -466,6 +471,7 @@ impl Pool {
             background,
             held,
             headed: false,
+            written: false,
         };
         let (id, rx) = match queued {
             Err(held) => return lease(held),

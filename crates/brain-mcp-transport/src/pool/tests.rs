@@ -148,7 +148,7 @@ fn a_connect_given_back_leaves_no_count_behind() {
     );
     assert!(matches!(held, Some(Held::Connect)));
     assert_eq!((o.busy, o.background, o.connecting), (1, 1, 1));
-    o.give_back(Held::Connect, true, false, RULES, &mut stale);
+    o.give_back(Held::Connect, true, (false, false), RULES, &mut stale);
     assert!(o.is_empty());
 }
 

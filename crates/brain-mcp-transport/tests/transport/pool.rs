@@ -1,6 +1,6 @@
 //! Connection reuse and the stale pooled connection race.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -199,6 +199,39 @@ fn raw_server(
     (url.parse().unwrap(), accepted)
 }
 
+/// Reads one request head from `s` and its `content-length` body; false at the end.
+fn read_request(s: &mut std::net::TcpStream, body: bool) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return false,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    !body || s.read_exact(&mut vec![0; len]).is_ok()
+}
+
+/// Answers every request on `s` with a JSON response to id 1.
+fn answer(mut s: std::net::TcpStream) {
+    while read_request(&mut s, true) {
+        let body = response(1);
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        if s.write_all(format!("{head}{body}").as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_server_closing_every_connection_at_once_gets_two_connects_a_request_at_most() {
     // Closed at once, or with a 408 written first: a fresh connection that is not ready
@@ -219,4 +252,37 @@ async fn a_server_closing_every_connection_at_once_gets_two_connects_a_request_a
             assert!(n <= 2, "round {round}: {n} connections in {took:?}");
         }
     }
+}
+
+#[tokio::test]
+async fn a_connection_still_writing_its_request_body_is_not_made_idle() {
+    // The first connection's server answers 401 after the head of a large POST and
+    // reads no more: its connection is never ready again, and is not reused.
+    let (url, _) = raw_server(|mut s, n| {
+        if n > 1 {
+            return answer(s);
+        }
+        if read_request(&mut s, false) {
+            let head = "HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n";
+            drop(s.write_all(head.as_bytes()));
+            std::thread::sleep(Duration::from_secs(10));
+        }
+    });
+    let c = client();
+    let body = bytes::Bytes::from(vec![b' '; 32 << 20]);
+    let post = brain_mcp_transport::FetchRequest::post(
+        url.clone(),
+        "application/json",
+        body,
+        Duration::from_secs(5),
+    );
+    let answered = c.fetch(post).await.expect("the 401");
+    assert_eq!(answered.status, 401);
+    let started = std::time::Instant::now();
+    let get = brain_mcp_transport::FetchRequest::get(url, Duration::from_secs(5));
+    assert_eq!(c.fetch(get).await.expect("the GET").status, 200);
+    // (It still waits CONNECT_WAIT: the dropped connection's task has not ended, and
+    // it stays counted open.)
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "the GET took {took:?}");
 }
