@@ -247,6 +247,7 @@ impl HttpClient {
                 proxied: false,
                 used: None,
                 host: conn::host_header(&out.url),
+                counted: Default::default(),
             };
             conn::send(&mut opened.sender, &info, req).await
         };

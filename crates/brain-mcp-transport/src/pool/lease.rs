@@ -2,7 +2,8 @@
 //! ([`Waiting`]), then its [`Lease`] on a connection (or the right to open one) until its
 //! response and body are dropped.
 
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Weak};
 
 use http::{Request, Response, Uri};
 use hyper::body::Incoming;
@@ -59,6 +60,25 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// A connection's task's end: counts the connection closed (when the pool has not
+/// already) and forgets it, also when the task is dropped unpolled to its end.
+struct Ended {
+    pool: Weak<Pool>,
+    origin: (bool, Box<str>),
+    id: u64,
+    counted: Arc<AtomicBool>,
+    h2: bool,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.upgrade() {
+            let origin = (self.origin.0, &*self.origin.1);
+            pool.ended(origin, self.id, &self.counted, self.h2);
+        }
+    }
+}
+
 /// What one request holds of the pool, from its checkout until its response and body
 /// are dropped (whoever reads the body keeps it).
 #[derive(Debug)]
@@ -81,10 +101,10 @@ impl Lease {
 
     /// Sends `req` for `uri` on the connection this lease holds, opening it first when
     /// the lease holds the right to. An HTTP/1.1 connection taken from the idle list
-    /// that is found closed (or not ready within [`CONNECT_WAIT`]) is replaced, once; a connection this lease opened that is
-    /// not ready fails the request as unsent (client.rs's one resend decides what
-    /// follows), so a server that closes every connection at once costs one connect per
-    /// send, not a connect loop.
+    /// that is found closed (or not ready within [`CONNECT_WAIT`]) is replaced once; a
+    /// connection this lease opened that is not ready fails the request as unsent
+    /// (client.rs's one resend decides what follows), so a server that closes every
+    /// connection at once costs one connect per send, not a connect loop.
     pub(crate) async fn send(
         &mut self,
         uri: &Uri,
@@ -152,8 +172,10 @@ impl Lease {
             proxied: opened.proxied,
             used: logged.then(|| ConnectionUse::new(id)),
             host: conn::host_header(uri),
+            counted: Arc::new(AtomicBool::new(true)),
         };
         let (background, h2) = (self.background, opened.h2);
+        let counted = info.counted.clone();
         let held = pool.update(self.origin(), |o, _| {
             o.connecting = o.connecting.saturating_sub(1);
             match opened.sender {
@@ -176,14 +198,19 @@ impl Lease {
             }
         });
         self.held = held;
-        let weak = Arc::downgrade(pool);
-        let (https, authority) = (self.https, self.authority.clone());
+        let ended = Ended {
+            pool: Arc::downgrade(pool),
+            origin: (self.https, self.authority.clone()),
+            id,
+            counted,
+            h2,
+        };
         let driver = opened.driver;
         tokio::spawn(async move {
+            // Dropped when the task ends, whichever way: its connection closed, or its
+            // runtime shut down under it.
+            let _ended = ended;
             driver.await;
-            if let Some(pool) = weak.upgrade() {
-                pool.ended((https, &authority), id, h2);
-            }
         });
         Ok(())
     }

@@ -421,8 +421,15 @@ impl Pool {
                 None => map.entry(authority.into()).or_default(),
             };
             let changed = change(origin, &mut stale);
+            for idle in &stale {
+                self.uncount(origin, &idle.info.counted, false);
+            }
             if !origin.queue.is_empty() {
+                let from = stale.len();
                 origin.dispatch(https, Instant::now(), self.rules, &mut stale);
+                for idle in &stale[from..] {
+                    self.uncount(origin, &idle.info.counted, false);
+                }
             }
             if origin.is_empty() && origin.idle.is_empty() {
                 map.remove(authority);
@@ -514,20 +521,29 @@ impl Pool {
     }
 
     /// A connection's task ended: it is closed, and no longer counted or idle.
-    fn ended(&self, (https, authority): (bool, &str), id: u64, h2: bool) {
-        self.closed.fetch_add(1, Ordering::Relaxed);
-        self.update((https, authority), |o, stale| {
+    fn ended(&self, origin: (bool, &str), id: u64, counted: &AtomicBool, h2: bool) {
+        self.update(origin, |o, stale| {
+            self.uncount(o, counted, h2);
             if h2 {
                 if o.h2.as_ref().is_some_and(|s| s.info.id == id) {
                     o.h2 = None;
                 }
-            } else {
-                o.h1 = o.h1.saturating_sub(1);
-                if let Some(at) = o.idle.iter().position(|i| i.info.id == id) {
-                    stale.push(o.idle.swap_remove(at));
-                }
+            } else if let Some(at) = o.idle.iter().position(|i| i.info.id == id) {
+                stale.push(o.idle.swap_remove(at));
             }
         });
+    }
+
+    /// Counts a connection closed, once: when its task ends, or as soon as the pool
+    /// drops its sender (its task may run on a while, or never end: a peer that stops
+    /// reading a request body).
+    fn uncount(&self, o: &mut Origin, counted: &AtomicBool, h2: bool) {
+        if counted.swap(false, Ordering::AcqRel) {
+            self.closed.fetch_add(1, Ordering::Relaxed);
+            if !h2 {
+                o.h1 = o.h1.saturating_sub(1);
+            }
+        }
     }
 
     /// Closes connections idle for `idle_timeout`; whether any connection is left.
@@ -544,11 +560,16 @@ impl Pool {
                         .into_iter()
                         .partition(|i| now.duration_since(i.since) < self.rules.timeout);
                     o.idle = kept;
+                    for idle in &old {
+                        self.uncount(o, &idle.info.counted, false);
+                    }
                     stale.extend(old);
                     if o.h2.as_ref().is_some_and(|s| {
                         s.active == 0 && now.duration_since(s.idle_since) >= self.rules.timeout
-                    }) {
-                        shared.extend(o.h2.take());
+                    }) && let Some(s) = o.h2.take()
+                    {
+                        self.uncount(o, &s.info.counted, true);
+                        shared.push(s);
                     }
                     left |= o.h1 + o.connecting > 0 || o.h2.is_some();
                     !(o.is_empty() && o.idle.is_empty())
