@@ -19,7 +19,9 @@
 //!   the write hands the request back unsent;
 //! - to an `https` origin whose protocol is not known, one connect goes first; if ALPN
 //!   says h2, every request shares that connection, at most [`H2_STREAMS`] without a
-//!   response head at once; later ones wait here, not inside hyper;
+//!   response head at once; later ones wait here, not inside hyper, for [`CONNECT_WAIT`]
+//!   at most (then hyper holds them: a server that never answers those 100 blocks no
+//!   other request for long);
 //! - idle connections close after `pool_idle_timeout` (one reaper task per pool while it
 //!   has connections), and an h2 connection is idle only when no stream uses it.
 //!
@@ -219,7 +221,9 @@ impl Origin {
             self.h2 = None;
         }
         if let Some(h2) = &mut self.h2 {
-            if h2.pending >= H2_STREAMS {
+            // A request overdue by CONNECT_WAIT goes beyond the limit, to wait inside
+            // hyper: a server holding every stream without a head blocks no one longer.
+            if h2.pending >= H2_STREAMS && !overdue {
                 return None;
             }
             h2.pending += 1;
@@ -275,12 +279,17 @@ impl Origin {
             }
             let ask = (background, overdue, true);
             let Some(held) = self.grant(https, ask, now, rules, stale) else {
-                if self.h2.is_some() || overdue {
-                    // Every waiting request needs room on the h2 connection, or waits
-                    // for the first connect to an origin of unknown protocol.
+                if overdue {
+                    // It waits for the first connect to an origin of unknown protocol,
+                    // as every waiting request does.
                     return;
                 }
+                // Every waiting request needs room on the h2 connection but overdue
+                // ones, which go beyond its limit.
                 blocked[kind] = true;
+                if self.h2.is_some() {
+                    blocked = [true; 2];
+                }
                 i += 1;
                 continue;
             };
@@ -443,7 +452,8 @@ impl Pool {
     /// A connection for a request to `uri`: at once when one may be had, otherwise
     /// after the requests that came first (see the module docs). A `background` request
     /// opens a connection only within [`BACKGROUND_SPARE`]; any request waiting
-    /// [`CONNECT_WAIT`] for an HTTP/1.1 connection (on `timer`) then may open one.
+    /// [`CONNECT_WAIT`] (on `timer`) then may open an HTTP/1.1 connection, or take a
+    /// stream beyond [`H2_STREAMS`] on a full h2 connection.
     pub(crate) async fn checkout(
         self: &Arc<Self>,
         uri: &Uri,

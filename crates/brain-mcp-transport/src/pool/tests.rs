@@ -238,3 +238,51 @@ async fn a_request_that_waited_a_second_may_open_a_connection() {
     );
     assert_eq!(counts(pool), Some((3, 2, 3, 0)));
 }
+
+#[tokio::test]
+async fn an_overdue_request_takes_a_stream_on_a_full_h2_connection() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    // An h2 connection to nowhere (a client handshake writes its preface and returns).
+    let (io, _server) = tokio::io::duplex(1 << 16);
+    let (sender, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(io))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let info = super::Info {
+        id: 1,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    };
+    // Every stream waits for a head the server never sends.
+    let mut o = origin(0, 0, 0, 0);
+    o.h2 = Some(super::Shared {
+        sender,
+        info,
+        pending: super::H2_STREAMS,
+        active: super::H2_STREAMS,
+        idle_since: Instant::now(),
+    });
+    let mut call = queue(&mut o, false);
+    let mut delete = queue(&mut o, true);
+    dispatch(&mut o);
+    assert!(call.try_recv().is_err() && delete.try_recv().is_err());
+    // The DELETE waited a second: it goes past the call that has not, beyond the limit.
+    o.queue[1].overdue = true;
+    o.overdue = 1;
+    dispatch(&mut o);
+    assert!(call.try_recv().is_err());
+    assert!(matches!(
+        delete.try_recv(),
+        Ok(Held::Conn(super::Sender::H2(_), _))
+    ));
+    let h2 = o.h2.as_ref().unwrap();
+    assert_eq!(
+        (h2.pending, h2.active),
+        (super::H2_STREAMS + 1, super::H2_STREAMS + 1)
+    );
+    assert_eq!((o.queue.len(), o.overdue), (1, 0));
+}
