@@ -19,9 +19,8 @@
 //!   the write hands the request back unsent;
 //! - to an `https` origin whose protocol is not known, one connect goes first; if ALPN
 //!   says h2, every request shares that connection, at most [`H2_STREAMS`] without a
-//!   response head at once; later ones wait here, not inside hyper, for [`CONNECT_WAIT`]
-//!   at most (then hyper holds them: a server that never answers those 100 blocks no
-//!   other request for long);
+//!   response head at once; later ones wait here, not inside hyper, for
+//!   [`CONNECT_WAIT`] at most (then inside hyper);
 //! - idle connections close after `pool_idle_timeout` (one reaper task per pool while it
 //!   has connections), and an h2 connection is idle only when no stream uses it.
 //!
@@ -313,12 +312,9 @@ impl Origin {
         }
     }
 
-    /// Takes back what a lease held: an HTTP/1.1 connection goes idle when its response
-    /// came (or no request was `written` on it) and it is ready for the next request
-    /// now. One not ready may never be: its request body still being written to a
-    /// server that answered early and stopped reading, say, or a response not read to
-    /// its end (hyper closes it). It is closed, not handed to a request that would
-    /// wait on it.
+    /// Takes back what a lease held. An HTTP/1.1 connection goes idle when its response
+    /// came and it is ready now (not one still writing a body a server stopped reading,
+    /// or with a response unread: it is closed), or when never written on and open.
     fn give_back(
         &mut self,
         held: Held,
@@ -335,8 +331,12 @@ impl Origin {
                     info,
                     since: Instant::now(),
                 };
-                let usable = headed || !written;
-                if usable && idle.sender.is_ready() && self.idle.len() < rules.max_idle {
+                // Never written on (maybe just opened): its taker awaits it ready.
+                let usable = match written {
+                    true => headed && idle.sender.is_ready(),
+                    false => !idle.sender.is_closed(),
+                };
+                if usable && self.idle.len() < rules.max_idle {
                     self.idle.push(idle);
                 } else {
                     stale.push(idle);

@@ -286,3 +286,58 @@ async fn an_overdue_request_takes_a_stream_on_a_full_h2_connection() {
     );
     assert_eq!((o.queue.len(), o.overdue), (1, 0));
 }
+
+#[tokio::test]
+async fn a_connection_never_written_on_stays_idle() {
+    use hyper_util::rt::TokioIo;
+
+    // An HTTP/1.1 connection to a peer that never writes, ready for a request.
+    let (io, _server) = tokio::io::duplex(1 << 16);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut sender = sender;
+    sender.ready().await.unwrap();
+    let info = super::Info {
+        id: 1,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    };
+    let mut o = origin(1, 0, 0, 0);
+    let since = Instant::now();
+    o.idle.push(super::Idle {
+        sender,
+        info,
+        since,
+    });
+    // A request waits, and leaves just as the connection is handed to it: nothing was
+    // written on it, so it goes back to the idle list, not closed as stale.
+    let call = queue(&mut o, false);
+    drop(call);
+    let mut stale = Vec::new();
+    o.dispatch(false, Instant::now(), RULES, &mut stale);
+    assert!(stale.is_empty());
+    assert_eq!((o.idle.len(), o.busy, o.queue.len()), (1, 0, 0));
+    // A connection just opened, its task yet to run (not ready yet), given back by a
+    // lease dropped before it wrote anything: idle too.
+    let (io, _server) = tokio::io::duplex(1 << 16);
+    let (sender, _conn) = hyper::client::conn::http1::handshake::<_, super::Body>(TokioIo::new(io))
+        .await
+        .unwrap();
+    let info = super::Info {
+        id: 2,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    };
+    o.h1 += 1;
+    o.take(false);
+    let held = Held::Conn(super::Sender::H1(sender), info);
+    o.give_back(held, false, (false, false), RULES, &mut stale);
+    assert!(stale.is_empty());
+    assert_eq!((o.idle.len(), o.busy), (2, 0));
+}
