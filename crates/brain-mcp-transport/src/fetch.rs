@@ -252,6 +252,7 @@ impl HttpClient {
                 proxied: false,
                 used: None,
                 host: conn::host_header(&out.url),
+                counted: Default::default(),
             };
             conn::send(&mut opened.sender, &info, req).await
         };

@@ -3,6 +3,8 @@
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -66,6 +68,10 @@ pub(crate) struct Info {
     /// The `Host` of its HTTP/1.1 requests, written once per connection (what
     /// hyper-util's client wrote per request: `host[:port]`, the default port left out).
     pub(crate) host: Option<HeaderValue>,
+    /// It is still counted open (in the pool's counts and, HTTP/1.1, its origin's):
+    /// cleared once, by its task's end or the pool dropping its sender, whichever comes
+    /// first, so neither counts it closed twice.
+    pub(crate) counted: Arc<AtomicBool>,
 }
 
 /// Sends `req` on `sender` as HTTP/1.1 or h2 requires: over HTTP/1.1 with a `Host` and

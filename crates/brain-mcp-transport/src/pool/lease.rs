@@ -2,15 +2,16 @@
 //! ([`Waiting`]), then its [`Lease`] on a connection (or the right to open one) until its
 //! response and body are dropped.
 
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Weak};
 
 use http::{Request, Response, Uri};
 use hyper::body::Incoming;
 use tokio::sync::oneshot;
-use tokio::time::Instant;
+use tokio::time::{Instant, timeout};
 
 use super::conn::{self, Body, Failure, Info, Sender};
-use super::{Held, Pool, Shared};
+use super::{CONNECT_WAIT, Held, Pool, Shared};
 use crate::observe::{ConnectionUse, EXCHANGE_TARGET};
 
 /// A request waiting in its origin's queue. Dropped while it waits, it leaves the
@@ -53,8 +54,27 @@ impl Drop for Waiting<'_> {
         if let Ok(held) = self.rx.try_recv() {
             let rules = self.pool.rules;
             self.pool.update(self.origin, |o, stale| {
-                o.give_back(held, background, false, rules, stale);
+                o.give_back(held, background, (false, false), rules, stale);
             });
+        }
+    }
+}
+
+/// A connection's task's end: counts the connection closed (when the pool has not
+/// already) and forgets it, also when the task is dropped unpolled to its end.
+struct Ended {
+    pool: Weak<Pool>,
+    origin: (bool, Box<str>),
+    id: u64,
+    counted: Arc<AtomicBool>,
+    h2: bool,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.upgrade() {
+            let origin = (self.origin.0, &*self.origin.1);
+            pool.ended(origin, self.id, &self.counted, self.h2);
         }
     }
 }
@@ -70,6 +90,8 @@ pub(crate) struct Lease {
     pub(super) held: Held,
     /// Its response head came.
     pub(super) headed: bool,
+    /// Its request was handed to its connection.
+    pub(super) written: bool,
 }
 
 impl Lease {
@@ -78,30 +100,60 @@ impl Lease {
     }
 
     /// Sends `req` for `uri` on the connection this lease holds, opening it first when
-    /// the lease holds the right to, and replacing an HTTP/1.1 connection found closed.
+    /// the lease holds the right to. An HTTP/1.1 connection taken from the idle list
+    /// that is found closed (or not ready within [`CONNECT_WAIT`]) is replaced once; a
+    /// connection this lease opened that is not ready fails the request as unsent
+    /// (client.rs's one resend decides what follows), so a server that closes every
+    /// connection at once costs one connect per send, not a connect loop.
     pub(crate) async fn send(
         &mut self,
         uri: &Uri,
         req: Request<Body>,
     ) -> Result<Response<Incoming>, Failure> {
+        // Whether the connection held was opened by this lease (or replaced once).
+        let mut fresh = false;
         loop {
             match &mut self.held {
                 // Boxed: a connect (connector, TLS, handshake) is a large future that
                 // most requests never poll, and unboxed it would be moved with every one.
-                Held::Connect => Box::pin(self.connect(uri)).await?,
+                Held::Connect => {
+                    Box::pin(self.connect(uri)).await?;
+                    fresh = true;
+                }
+                Held::Conn(Sender::H1(sender), _) if fresh => {
+                    if let Err(error) = sender.ready().await {
+                        // Nothing was written: the request may go again, once.
+                        return Err(Failure::Send {
+                            error,
+                            unsent: true,
+                        });
+                    }
+                    break;
+                }
                 Held::Conn(Sender::H1(sender), _) => {
-                    if sender.ready().await.is_ok() {
+                    // Ready at once when its connection task waits for a request (the
+                    // common case: no timer); otherwise awaited, within CONNECT_WAIT.
+                    if sender.is_ready()
+                        || matches!(timeout(CONNECT_WAIT, sender.ready()).await, Ok(Ok(())))
+                    {
                         break;
                     }
-                    // It closed while idle or on its way back: this request opens one
-                    // in its place (nothing was written).
-                    self.pool.update(self.origin(), |o, _| o.connecting += 1);
-                    self.held = Held::Connect;
+                    // It closed while idle or on its way back, or it does not get ready:
+                    // this request opens one in its place (nothing was written), once.
+                    let old = std::mem::replace(&mut self.held, Held::Connect);
+                    let (background, rules) = (self.background, self.pool.rules);
+                    self.pool.update(self.origin(), |o, stale| {
+                        o.give_back(old, background, (false, true), rules, stale);
+                        o.take(background);
+                        o.connecting += 1;
+                    });
+                    fresh = true;
                 }
                 Held::Conn(Sender::H2(_), _) => break,
                 Held::None => return Err(Failure::Connect("no connection was given".into())),
             }
         }
+        self.written = true;
         match &mut self.held {
             Held::Conn(sender, info) => conn::send(sender, info, req).await,
             _ => Err(Failure::Connect("no connection was given".into())),
@@ -120,8 +172,10 @@ impl Lease {
             proxied: opened.proxied,
             used: logged.then(|| ConnectionUse::new(id)),
             host: conn::host_header(uri),
+            counted: Arc::new(AtomicBool::new(true)),
         };
         let (background, h2) = (self.background, opened.h2);
+        let counted = info.counted.clone();
         let held = pool.update(self.origin(), |o, _| {
             o.connecting = o.connecting.saturating_sub(1);
             match opened.sender {
@@ -144,14 +198,19 @@ impl Lease {
             }
         });
         self.held = held;
-        let weak = Arc::downgrade(pool);
-        let (https, authority) = (self.https, self.authority.clone());
+        let ended = Ended {
+            pool: Arc::downgrade(pool),
+            origin: (self.https, self.authority.clone()),
+            id,
+            counted,
+            h2,
+        };
         let driver = opened.driver;
         tokio::spawn(async move {
+            // Dropped when the task ends, whichever way: its connection closed, or its
+            // runtime shut down under it.
+            let _ended = ended;
             driver.await;
-            if let Some(pool) = weak.upgrade() {
-                pool.ended((https, &authority), id, h2);
-            }
         });
         Ok(())
     }
@@ -178,9 +237,10 @@ impl Drop for Lease {
         if matches!(held, Held::None) {
             return;
         }
-        let (background, headed, rules) = (self.background, self.headed, self.pool.rules);
+        let (background, rules) = (self.background, self.pool.rules);
+        let ended = (self.headed, self.written);
         self.pool.update((self.https, &self.authority), |o, stale| {
-            o.give_back(held, background, headed, rules, stale);
+            o.give_back(held, background, ended, rules, stale);
         });
     }
 }

@@ -19,7 +19,8 @@
 //!   the write hands the request back unsent;
 //! - to an `https` origin whose protocol is not known, one connect goes first; if ALPN
 //!   says h2, every request shares that connection, at most [`H2_STREAMS`] without a
-//!   response head at once; later ones wait here, not inside hyper;
+//!   response head at once; later ones wait here, not inside hyper, for
+//!   [`CONNECT_WAIT`] at most (then inside hyper);
 //! - idle connections close after `pool_idle_timeout` (one reaper task per pool while it
 //!   has connections), and an h2 connection is idle only when no stream uses it.
 //!
@@ -219,7 +220,9 @@ impl Origin {
             self.h2 = None;
         }
         if let Some(h2) = &mut self.h2 {
-            if h2.pending >= H2_STREAMS {
+            // A request overdue by CONNECT_WAIT goes beyond the limit, to wait inside
+            // hyper: a server holding every stream without a head blocks no one longer.
+            if h2.pending >= H2_STREAMS && !overdue {
                 return None;
             }
             h2.pending += 1;
@@ -275,12 +278,17 @@ impl Origin {
             }
             let ask = (background, overdue, true);
             let Some(held) = self.grant(https, ask, now, rules, stale) else {
-                if self.h2.is_some() || overdue {
-                    // Every waiting request needs room on the h2 connection, or waits
-                    // for the first connect to an origin of unknown protocol.
+                if overdue {
+                    // It waits for the first connect to an origin of unknown protocol,
+                    // as every waiting request does.
                     return;
                 }
+                // Every waiting request needs room on the h2 connection but overdue
+                // ones, which go beyond its limit.
                 blocked[kind] = true;
+                if self.h2.is_some() {
+                    blocked = [true; 2];
+                }
                 i += 1;
                 continue;
             };
@@ -289,7 +297,7 @@ impl Origin {
             };
             self.left(&w);
             if let Err(held) = w.tx.send(held) {
-                self.give_back(held, w.background, false, rules, stale);
+                self.give_back(held, w.background, (false, false), rules, stale);
             }
         }
     }
@@ -304,13 +312,14 @@ impl Origin {
         }
     }
 
-    /// Takes back what a lease held: an HTTP/1.1 connection goes idle when its response
-    /// came and it is still open (a response not read to its end closes it in hyper).
+    /// Takes back what a lease held. An HTTP/1.1 connection goes idle when its response
+    /// came and it is ready now (not one still writing a body a server stopped reading,
+    /// or with a response unread: it is closed), or when never written on and open.
     fn give_back(
         &mut self,
         held: Held,
         background: bool,
-        headed: bool,
+        (headed, written): (bool, bool),
         rules: Rules,
         stale: &mut Vec<Idle>,
     ) {
@@ -322,7 +331,12 @@ impl Origin {
                     info,
                     since: Instant::now(),
                 };
-                if headed && !idle.sender.is_closed() && self.idle.len() < rules.max_idle {
+                // Never written on (maybe just opened): its taker awaits it ready.
+                let usable = match written {
+                    true => headed && idle.sender.is_ready(),
+                    false => !idle.sender.is_closed(),
+                };
+                if usable && self.idle.len() < rules.max_idle {
                     self.idle.push(idle);
                 } else {
                     stale.push(idle);
@@ -416,8 +430,15 @@ impl Pool {
                 None => map.entry(authority.into()).or_default(),
             };
             let changed = change(origin, &mut stale);
+            for idle in &stale {
+                self.uncount(origin, &idle.info.counted, false);
+            }
             if !origin.queue.is_empty() {
+                let from = stale.len();
                 origin.dispatch(https, Instant::now(), self.rules, &mut stale);
+                for idle in &stale[from..] {
+                    self.uncount(origin, &idle.info.counted, false);
+                }
             }
             if origin.is_empty() && origin.idle.is_empty() {
                 map.remove(authority);
@@ -431,7 +452,8 @@ impl Pool {
     /// A connection for a request to `uri`: at once when one may be had, otherwise
     /// after the requests that came first (see the module docs). A `background` request
     /// opens a connection only within [`BACKGROUND_SPARE`]; any request waiting
-    /// [`CONNECT_WAIT`] for an HTTP/1.1 connection (on `timer`) then may open one.
+    /// [`CONNECT_WAIT`] (on `timer`) then may open an HTTP/1.1 connection, or take a
+    /// stream beyond [`H2_STREAMS`] on a full h2 connection.
     pub(crate) async fn checkout(
         self: &Arc<Self>,
         uri: &Uri,
@@ -466,6 +488,7 @@ impl Pool {
             background,
             held,
             headed: false,
+            written: false,
         };
         let (id, rx) = match queued {
             Err(held) => return lease(held),
@@ -508,20 +531,29 @@ impl Pool {
     }
 
     /// A connection's task ended: it is closed, and no longer counted or idle.
-    fn ended(&self, (https, authority): (bool, &str), id: u64, h2: bool) {
-        self.closed.fetch_add(1, Ordering::Relaxed);
-        self.update((https, authority), |o, stale| {
+    fn ended(&self, origin: (bool, &str), id: u64, counted: &AtomicBool, h2: bool) {
+        self.update(origin, |o, stale| {
+            self.uncount(o, counted, h2);
             if h2 {
                 if o.h2.as_ref().is_some_and(|s| s.info.id == id) {
                     o.h2 = None;
                 }
-            } else {
-                o.h1 = o.h1.saturating_sub(1);
-                if let Some(at) = o.idle.iter().position(|i| i.info.id == id) {
-                    stale.push(o.idle.swap_remove(at));
-                }
+            } else if let Some(at) = o.idle.iter().position(|i| i.info.id == id) {
+                stale.push(o.idle.swap_remove(at));
             }
         });
+    }
+
+    /// Counts a connection closed, once: when its task ends, or as soon as the pool
+    /// drops its sender (its task may run on a while, or never end: a peer that stops
+    /// reading a request body).
+    fn uncount(&self, o: &mut Origin, counted: &AtomicBool, h2: bool) {
+        if counted.swap(false, Ordering::AcqRel) {
+            self.closed.fetch_add(1, Ordering::Relaxed);
+            if !h2 {
+                o.h1 = o.h1.saturating_sub(1);
+            }
+        }
     }
 
     /// Closes connections idle for `idle_timeout`; whether any connection is left.
@@ -538,11 +570,16 @@ impl Pool {
                         .into_iter()
                         .partition(|i| now.duration_since(i.since) < self.rules.timeout);
                     o.idle = kept;
+                    for idle in &old {
+                        self.uncount(o, &idle.info.counted, false);
+                    }
                     stale.extend(old);
                     if o.h2.as_ref().is_some_and(|s| {
                         s.active == 0 && now.duration_since(s.idle_since) >= self.rules.timeout
-                    }) {
-                        shared.extend(o.h2.take());
+                    }) && let Some(s) = o.h2.take()
+                    {
+                        self.uncount(o, &s.info.counted, true);
+                        shared.push(s);
                     }
                     left |= o.h1 + o.connecting > 0 || o.h2.is_some();
                     !(o.is_empty() && o.idle.is_empty())

@@ -148,7 +148,7 @@ fn a_connect_given_back_leaves_no_count_behind() {
     );
     assert!(matches!(held, Some(Held::Connect)));
     assert_eq!((o.busy, o.background, o.connecting), (1, 1, 1));
-    o.give_back(Held::Connect, true, false, RULES, &mut stale);
+    o.give_back(Held::Connect, true, (false, false), RULES, &mut stale);
     assert!(o.is_empty());
 }
 
@@ -237,4 +237,107 @@ async fn a_request_that_waited_a_second_may_open_a_connection() {
         "{waited:?}"
     );
     assert_eq!(counts(pool), Some((3, 2, 3, 0)));
+}
+
+#[tokio::test]
+async fn an_overdue_request_takes_a_stream_on_a_full_h2_connection() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    // An h2 connection to nowhere (a client handshake writes its preface and returns).
+    let (io, _server) = tokio::io::duplex(1 << 16);
+    let (sender, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(io))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let info = super::Info {
+        id: 1,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    };
+    // Every stream waits for a head the server never sends.
+    let mut o = origin(0, 0, 0, 0);
+    o.h2 = Some(super::Shared {
+        sender,
+        info,
+        pending: super::H2_STREAMS,
+        active: super::H2_STREAMS,
+        idle_since: Instant::now(),
+    });
+    let mut call = queue(&mut o, false);
+    let mut delete = queue(&mut o, true);
+    dispatch(&mut o);
+    assert!(call.try_recv().is_err() && delete.try_recv().is_err());
+    // The DELETE waited a second: it goes past the call that has not, beyond the limit.
+    o.queue[1].overdue = true;
+    o.overdue = 1;
+    dispatch(&mut o);
+    assert!(call.try_recv().is_err());
+    assert!(matches!(
+        delete.try_recv(),
+        Ok(Held::Conn(super::Sender::H2(_), _))
+    ));
+    let h2 = o.h2.as_ref().unwrap();
+    assert_eq!(
+        (h2.pending, h2.active),
+        (super::H2_STREAMS + 1, super::H2_STREAMS + 1)
+    );
+    assert_eq!((o.queue.len(), o.overdue), (1, 0));
+}
+
+#[tokio::test]
+async fn a_connection_never_written_on_stays_idle() {
+    use hyper_util::rt::TokioIo;
+
+    // An HTTP/1.1 connection to a peer that never writes, ready for a request.
+    let (io, _server) = tokio::io::duplex(1 << 16);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut sender = sender;
+    sender.ready().await.unwrap();
+    let info = super::Info {
+        id: 1,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    };
+    let mut o = origin(1, 0, 0, 0);
+    let since = Instant::now();
+    o.idle.push(super::Idle {
+        sender,
+        info,
+        since,
+    });
+    // A request waits, and leaves just as the connection is handed to it: nothing was
+    // written on it, so it goes back to the idle list, not closed as stale.
+    let call = queue(&mut o, false);
+    drop(call);
+    let mut stale = Vec::new();
+    o.dispatch(false, Instant::now(), RULES, &mut stale);
+    assert!(stale.is_empty());
+    assert_eq!((o.idle.len(), o.busy, o.queue.len()), (1, 0, 0));
+    // A connection just opened, its task yet to run (not ready yet), given back by a
+    // lease dropped before it wrote anything: idle too.
+    let (io, _server) = tokio::io::duplex(1 << 16);
+    let (sender, _conn) = hyper::client::conn::http1::handshake::<_, super::Body>(TokioIo::new(io))
+        .await
+        .unwrap();
+    let info = super::Info {
+        id: 2,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    };
+    o.h1 += 1;
+    o.take(false);
+    let held = Held::Conn(super::Sender::H1(sender), info);
+    o.give_back(held, false, (false, false), RULES, &mut stale);
+    assert!(stale.is_empty());
+    assert_eq!((o.idle.len(), o.busy), (2, 0));
 }

@@ -1,5 +1,8 @@
 //! Connection reuse and the stale pooled connection race.
 
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use brain_mcp_transport::{Delivery, Expect, RequestId};
@@ -174,4 +177,140 @@ async fn an_idle_connection_closes_after_the_idle_timeout_and_a_busy_one_does_no
     });
     assert!(counted.await.is_ok());
     assert_eq!(server.accepted(), 1);
+}
+
+/// A server on a thread of its own that hands every connection it accepts to `serve`
+/// (on a thread each); its URL and the count of connections accepted.
+fn raw_server(
+    serve: impl Fn(std::net::TcpStream, usize) + Send + Sync + 'static,
+) -> (http::Uri, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let (count, serve) = (accepted.clone(), Arc::new(serve));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(stream, n));
+        }
+    });
+    (url.parse().unwrap(), accepted)
+}
+
+/// Reads one request head from `s` and its `content-length` body; false at the end.
+fn read_request(s: &mut std::net::TcpStream, body: bool) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return false,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    !body || s.read_exact(&mut vec![0; len]).is_ok()
+}
+
+/// Answers every request on `s` with a JSON response to id 1.
+fn answer(mut s: std::net::TcpStream) {
+    while read_request(&mut s, true) {
+        let body = response(1);
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        if s.write_all(format!("{head}{body}").as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_closing_every_connection_at_once_gets_two_connects_a_request_at_most() {
+    // Closed at once, or with a 408 written first: a fresh connection that is not ready
+    // fails its request as unsent, and the client sends it once more, no more. (Whether
+    // hyper sees the close before the request is written is a race: tried many times.)
+    for greeting in [
+        &b""[..],
+        b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n",
+    ] {
+        let (url, accepted) = raw_server(move |mut s, _| drop(s.write_all(greeting)));
+        let c = client();
+        for round in 1..=30 {
+            let req = brain_mcp_transport::FetchRequest::get(url.clone(), Duration::from_secs(2));
+            let started = std::time::Instant::now();
+            drop(c.fetch(req).await);
+            let n = accepted.swap(0, Ordering::SeqCst);
+            let took = started.elapsed();
+            assert!(n <= 2, "round {round}: {n} connections in {took:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_connection_still_writing_its_request_body_is_not_made_idle() {
+    // The first connection's server answers 401 after the head of a large POST and
+    // reads no more: its connection is never ready again, and is not reused.
+    let (url, _) = raw_server(|mut s, n| {
+        if n > 1 {
+            return answer(s);
+        }
+        if read_request(&mut s, false) {
+            let head = "HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n";
+            drop(s.write_all(head.as_bytes()));
+            std::thread::sleep(Duration::from_secs(10));
+        }
+    });
+    let c = client();
+    let body = bytes::Bytes::from(vec![b' '; 32 << 20]);
+    let post = brain_mcp_transport::FetchRequest::post(
+        url.clone(),
+        "application/json",
+        body,
+        Duration::from_secs(5),
+    );
+    let answered = c.fetch(post).await.expect("the 401");
+    assert_eq!(answered.status, 401);
+    let started = std::time::Instant::now();
+    let get = brain_mcp_transport::FetchRequest::get(url, Duration::from_secs(5));
+    assert_eq!(c.fetch(get).await.expect("the GET").status, 200);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(500), "the GET took {took:?}");
+    // The first connection's task may never end (hyper still writing its body): the
+    // pool counts it closed as it drops it.
+    assert_eq!(c.pool_stats().connections_open, 1);
+}
+
+#[test]
+fn a_runtime_shut_down_under_its_connections_leaves_none_counted() {
+    let (url, accepted) = raw_server(|s, _| answer(s));
+    let c = client();
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let first = runtime();
+    first.block_on(exchange(&c, post(url.clone(), 1)));
+    assert_eq!(c.pool_stats().connections_open, 1);
+    // Its connection task is dropped, not ended: the connection is counted closed all
+    // the same, and the next request does not wait behind it.
+    drop(first);
+    assert_eq!(c.pool_stats().connections_open, 0);
+    let started = std::time::Instant::now();
+    runtime().block_on(exchange(&c, post(url, 1)));
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(500),
+        "the request took {took:?}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
 }
