@@ -202,7 +202,10 @@ impl HttpClient {
         };
         let location = header(LOCATION);
         let www_authenticate = header(WWW_AUTHENTICATE);
-        let dpop_nonce = header(http::HeaderName::from_static(DPOP_NONCE));
+        let dpop_nonce = headers::dpop_nonce(
+            header(http::HeaderName::from_static(DPOP_NONCE)).as_deref(),
+            secrets,
+        );
         let status = resp.status().as_u16();
         let mut budget = Budget::new(req.limit);
         let body = body::read_all(resp.body_mut(), &mut budget).await?;

@@ -177,6 +177,18 @@ pub(crate) fn session_id_of(map: &HeaderMap) -> Result<Option<String>, Transport
     Ok(Some(text.to_owned()))
 }
 
+/// A `DPoP-Nonce` a server sent, kept only when it is a nonce by RFC 9449's rule (the
+/// core's `dpop::nonce`: visible ASCII without quotes or backslashes, bounded) and holds
+/// none of the exchange's `secrets`: a server that reflects a token as its nonce gets
+/// nothing kept, shown or sent back.
+pub(crate) fn dpop_nonce(
+    value: Option<&str>,
+    secrets: &brain_mcp_proto::text::Secrets,
+) -> Option<String> {
+    let nonce = brain_mcp_proto::auth::dpop::nonce(value?)?;
+    matches!(secrets.redact(nonce), Cow::Borrowed(_)).then(|| nonce.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,5 +283,16 @@ mod tests {
         map.insert(MCP_SESSION_ID, HeaderValue::from_static("a"));
         map.append(MCP_SESSION_ID, HeaderValue::from_static("a"));
         assert!(session_id_of(&map).unwrap_err().is_invalid_session_id());
+    }
+
+    #[test]
+    fn a_nonce_is_kept_only_when_it_is_one_and_holds_no_secret() {
+        use brain_mcp_proto::text::Secrets;
+        let secrets = Secrets::none().with(["tok-SECRET-123"]);
+        assert_eq!(dpop_nonce(Some("n-1"), &secrets).as_deref(), Some("n-1"));
+        assert_eq!(dpop_nonce(Some("tok-SECRET-123"), &secrets), None);
+        assert_eq!(dpop_nonce(Some("a\"b"), &secrets), None);
+        assert_eq!(dpop_nonce(Some(&"n".repeat(4096)), &secrets), None);
+        assert_eq!(dpop_nonce(None, &secrets), None);
     }
 }

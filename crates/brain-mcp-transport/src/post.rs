@@ -304,7 +304,7 @@ impl HttpClient {
             Ok(Deleted {
                 status,
                 www_authenticate: www_authenticate.map(|c| secrets.redact(&c).into_owned()),
-                dpop_nonce,
+                dpop_nonce: headers::dpop_nonce(dpop_nonce.as_deref(), &secrets),
             })
         };
         match self.background_timer().timeout(deadline, work).await {
@@ -333,12 +333,15 @@ impl HttpClient {
                 .map(str::to_owned),
             _ => None,
         };
+        // Checked as a nonce here, and for the exchange's secrets where the error leaves
+        // the exchange (`TransportError::finished`).
         let dpop_nonce = match status {
             StatusCode::UNAUTHORIZED => resp
                 .headers()
                 .get(DPOP_NONCE)
                 .and_then(|v| v.to_str().ok())
-                .map(|v| brain_mcp_proto::text::prefix(v, 1024).to_owned()),
+                .and_then(brain_mcp_proto::auth::dpop::nonce)
+                .map(str::to_owned),
             _ => None,
         };
         let retry_after = resp

@@ -186,7 +186,15 @@ impl Credentials {
             }
             _ => return Ok(None),
         };
-        // Known in every form before anything else happens to it, even if it is refused.
+        // Known in every form before anything else happens to it, even if it is refused;
+        // text too long to be a grant's JWT is refused first and never kept (a file
+        // pointed at the wrong thing must not crowd the host's secrets out).
+        if text.trim().len() > jwt::MAX_GRANT_JWT_BYTES {
+            return Err(AuthFailure::config(format!(
+                "the workload token {source}holds more than {} bytes",
+                jwt::MAX_GRANT_JWT_BYTES
+            )));
+        }
         brain_mcp_proto::text::learn(text.trim());
         let jwt = jwt::grant_jwt(&text)
             .map_err(|why| AuthFailure::config(format!("the workload token {source}{why}")))?;
@@ -243,14 +251,25 @@ impl Credentials {
     }
 }
 
+/// How long reading the workload token file may take (a hung network mount, a FIFO).
+const WORKLOAD_READ_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The workload token file's text, at most [`MAX_WORKLOAD_FILE_BYTES`], read on the
-/// blocking pool (a file system may be slow).
+/// blocking pool (a file system may be slow) within [`WORKLOAD_READ_DEADLINE`]; only a
+/// regular file is read (a FIFO or a device could block for ever).
 async fn read_workload_file(path: &str) -> Result<String, AuthFailure> {
     use std::io::Read as _;
     let cannot = |what: &str| AuthFailure::config(format!("the workload token file {path} {what}"));
     let owned = path.to_owned();
     let read = tokio::task::spawn_blocking(move || {
+        // Checked before opening too: opening a FIFO blocks until a writer comes.
+        if !std::fs::metadata(&owned).is_ok_and(|m| m.is_file()) {
+            return Err("is not a regular file that can be read");
+        }
         let file = std::fs::File::open(&owned).map_err(|_| "cannot be opened")?;
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err("is not a regular file");
+        }
         let mut bytes = Vec::new();
         file.take(MAX_WORKLOAD_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -259,9 +278,11 @@ async fn read_workload_file(path: &str) -> Result<String, AuthFailure> {
             return Err("holds more than 64 KiB");
         }
         String::from_utf8(bytes).map_err(|_| "is not UTF-8")
-    })
-    .await
-    .map_err(|_| cannot("could not be read"))?;
+    });
+    let read = tokio::time::timeout(WORKLOAD_READ_DEADLINE, read)
+        .await
+        .map_err(|_| cannot("could not be read in time"))?
+        .map_err(|_| cannot("could not be read"))?;
     read.map_err(cannot)
 }
 

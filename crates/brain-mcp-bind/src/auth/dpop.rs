@@ -2,6 +2,7 @@
 //! first needed and never written anywhere, and the nonces the servers asked for. The
 //! core says what a proof holds; this signs it.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -28,7 +29,13 @@ pub(crate) struct DpopKey {
     token_nonce: Mutex<Option<String>>,
     /// The nonce the MCP server asked for (RFC 9449 §9).
     resource_nonce: Mutex<Option<String>>,
+    /// The newest proofs made, secrets of whatever the servers answer to them.
+    recent: Mutex<VecDeque<String>>,
 }
+
+/// Proofs a key remembers for redaction: enough for the calls in flight on one server
+/// to find their own, bounded whatever the traffic.
+const RECENT_PROOFS: usize = 32;
 
 impl std::fmt::Debug for DpopKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -53,11 +60,12 @@ impl DpopKey {
             rng,
             token_nonce: Mutex::new(None),
             resource_nonce: Mutex::new(None),
+            recent: Mutex::new(VecDeque::new()),
         })
     }
 
     /// A proof for a `htm` request to `url`, with the access token's hash when it carries
-    /// `token`; known to the redaction step before it is sent.
+    /// `token`; the caller adds it to the request's secrets.
     fn proof(
         &self,
         htm: &str,
@@ -82,9 +90,22 @@ impl DpopKey {
             .key
             .sign(&self.rng, input.as_bytes())
             .map_err(|_| AuthFailure::host("authorization: the DPoP proof could not be signed"))?;
+        // Not registered with the process's redaction step (one registration per request
+        // would rebuild the shared matcher at every call): each request's own secrets
+        // hold it (`link/http.rs`, `flow.rs`), and the key remembers the newest for what
+        // a server says later (`Authorizer::secrets`).
         let proof = dpop::proof(&input, signature.as_ref());
-        brain_mcp_proto::text::learn_jwt(&proof);
+        let mut recent = lock(&self.recent);
+        if recent.len() == RECENT_PROOFS {
+            recent.pop_front();
+        }
+        recent.push_back(proof.clone());
         Ok(proof)
+    }
+
+    /// The newest proofs this key made.
+    pub(crate) fn recent(&self) -> Vec<String> {
+        lock(&self.recent).iter().cloned().collect()
     }
 
     /// The `DPoP` header of a token request to `endpoint`, with the authorization

@@ -279,7 +279,10 @@ impl OAuthClient {
     pub(crate) fn may_send_to(&self, issuer: &str) -> bool {
         match &self.issuer {
             Some(pinned) => same_issuer(pinned, issuer),
-            None => self.trust_server_metadata || self.proof.is_none(),
+            // An identity assertion (its ID-JAG) is the user's: only to a pinned issuer.
+            None => {
+                self.trust_server_metadata || (self.proof.is_none() && self.enterprise.is_none())
+            }
         }
     }
 

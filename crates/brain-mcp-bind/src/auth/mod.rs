@@ -233,7 +233,11 @@ impl Authorizer {
     /// The tokens held and every secret handled, to remove from everything a server says.
     pub(crate) fn secrets(&self) -> Secrets {
         let held = self.held();
-        lock(&self.remembered).secrets(held.as_ref())
+        let secrets = lock(&self.remembered).secrets(held.as_ref());
+        match lock(&self.dpop_key).as_ref() {
+            Some(key) => secrets.with(key.recent()),
+            None => secrets,
+        }
     }
 
     /// The issuer of the token held, if any.
@@ -371,12 +375,25 @@ impl Authorizer {
         self.get(net, flight, server, wanted).await
     }
 
+    /// The host's store, when it may keep these tokens: not one user's tokens under
+    /// enterprise-managed authorization without a principal to keep them apart by (the
+    /// store is keyed by principal and server only, so another user would load them),
+    /// and not for a client set to DPoP (its tokens are bound to a key this process
+    /// alone holds, and a stored Bearer token would bypass the binding).
+    fn store(&self) -> Option<&given::Store> {
+        let client = &self.client;
+        let unkeyed = client.enterprise.is_some() && client.principal.is_none();
+        (!unkeyed && !client.dpop)
+            .then_some(client.store.as_ref())
+            .flatten()
+    }
+
     /// Once, the tokens the host's store kept for this server (when nothing is held).
     async fn load(&self, flight: &mut Flight, server: &HttpUrl) {
         if std::mem::replace(&mut flight.loaded, true) || self.held().is_some() {
             return;
         }
-        let Some(store) = &self.client.store else {
+        let Some(store) = self.store() else {
             return;
         };
         let principal = self.client.principal.as_deref();
@@ -392,7 +409,7 @@ impl Authorizer {
 
     /// Hands the token held to the host's store, if any.
     async fn save(&self, server: &HttpUrl) {
-        let (Some(store), Some(held)) = (&self.client.store, self.held()) else {
+        let (Some(store), Some(held)) = (self.store(), self.held()) else {
             return;
         };
         if held.token.is_dpop() {

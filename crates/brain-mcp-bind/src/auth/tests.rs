@@ -198,3 +198,22 @@ fn a_refused_token_handed_back_is_not_kept() {
     );
     assert!(authorizer.bearer().is_none(), "nothing usable is held");
 }
+
+#[test]
+fn an_identity_assertion_goes_only_to_a_pinned_issuer() {
+    let assertion =
+        || super::IdentityAssertion::id_token("https://idp.example/token", Secret::new("id-tok-9"));
+    let unpinned = OAuthClient::unpinned("app", ClientProof::Secret(Secret::new("s-1")))
+        .with_client("app", None)
+        .with_identity_assertion(assertion());
+    assert!(!unpinned.may_send_to("https://as.attacker.example"));
+    let pinned = OAuthClient::pinned(
+        "https://as.example",
+        "app",
+        ClientProof::Secret(Secret::new("s-1")),
+    )
+    .with_client("app", None)
+    .with_identity_assertion(assertion());
+    assert!(pinned.may_send_to("https://as.example"));
+    assert!(!pinned.may_send_to("https://as.attacker.example"));
+}

@@ -101,6 +101,19 @@ impl HttpLink {
             let req = self.post_request(out, budget, bearer);
             return self.client.http().post(req).instrument(span).await;
         }
+        // Boxed: the nonce rounds' state stays out of every message's future.
+        Box::pin(self.post_with_proofs(out, budget, bearer, span)).await
+    }
+
+    /// [`Self::post`] with a DPoP-bound token: a proof of its own, and again with the
+    /// server's nonce when it asks for one, within the core's rounds.
+    async fn post_with_proofs(
+        &self,
+        out: Outgoing,
+        budget: usize,
+        bearer: Option<BearerToken>,
+        span: tracing::Span,
+    ) -> Result<PostReply, TransportError> {
         let mut rounds = Rounds::new(true);
         loop {
             let req = self.post_request(out.clone(), budget, bearer.clone());
@@ -305,7 +318,8 @@ impl HttpLink {
         let started = std::time::Instant::now();
         let bearer = self.cleanup_bearer(RENEWAL_BUDGET).await;
         let answer = if bearer.as_ref().is_some_and(BearerToken::is_dpop) {
-            self.delete_with_proofs(headers, bearer.as_ref(), started)
+            // Boxed, as a message's rounds are.
+            Box::pin(self.delete_with_proofs(headers, bearer.as_ref(), started))
                 .instrument(observe::delete_span(target, id))
                 .await
         } else {

@@ -98,10 +98,21 @@ impl<'a> Claims<'a> {
     }
 }
 
-/// The URL as a proof names it (RFC 9449 §4.2: `htu` without query and fragment).
-pub fn htu(url: &str) -> &str {
-    let end = url.find(['?', '#']).unwrap_or(url.len());
-    &url[..end]
+/// The URL as a proof names it (RFC 9449 §4.2): without query and fragment, and
+/// normalized as servers compare it (scheme and host lower case, a default port left
+/// out), so a server that compares text exactly accepts what another would normalize.
+pub fn htu(url: &str) -> std::borrow::Cow<'_, str> {
+    let Ok(parsed) = crate::url::Url::parse_lenient(url) else {
+        let end = url.find(['?', '#']).unwrap_or(url.len());
+        return std::borrow::Cow::Borrowed(&url[..end]);
+    };
+    let origin = parsed.origin();
+    let default_port = format!(":{}", parsed.port());
+    let origin = match parsed.is_default_port() {
+        true => origin.strip_suffix(default_port.as_str()).unwrap_or(origin),
+        false => origin,
+    };
+    std::borrow::Cow::Owned(format!("{origin}{}", parsed.path()))
 }
 
 /// The signing input of a proof (`header.claims`, each base64url) for `key`.
@@ -110,7 +121,7 @@ pub fn signing_input(key: &PublicJwk, claims: &Claims<'_>) -> String {
     let mut body = serde_json::json!({
         "jti": claims.jti,
         "htm": claims.htm,
-        "htu": htu(claims.htu),
+        "htu": htu(claims.htu).as_ref(),
         "iat": claims.iat,
     });
     if let Some(digest) = claims.token_digest {
@@ -197,6 +208,18 @@ pub fn any_challenge(value: &str) -> Option<BearerChallenge> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn htu_is_normalized_as_servers_compare_it() {
+        assert_eq!(
+            htu("https://MCP.Example:443/mcp?k=1#f"),
+            "https://mcp.example/mcp"
+        );
+        assert_eq!(htu("http://h.example:80/a"), "http://h.example/a");
+        assert_eq!(htu("https://h.example:8443/a"), "https://h.example:8443/a");
+        assert_eq!(htu("https://[::1]:443/m"), "https://[::1]/m");
+    }
+
     use super::*;
 
     fn decode(part: &str) -> serde_json::Value {

@@ -124,9 +124,17 @@ impl TransportError {
         if let ErrorKind::Status {
             rpc,
             www_authenticate,
+            dpop_nonce,
             ..
         } = &mut self.0.kind
         {
+            // A nonce that holds a secret is dropped, not shown redacted: it is sent back.
+            if dpop_nonce
+                .as_deref()
+                .is_some_and(|n| matches!(secrets.redact(n), std::borrow::Cow::Owned(_)))
+            {
+                *dpop_nonce = None;
+            }
             if let Some(error) = rpc {
                 scrub(&mut error.message);
                 if let Some(data) = &error.data {
