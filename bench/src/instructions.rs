@@ -24,6 +24,9 @@ fn cases() -> [Case; 2] {
 /// Runs the measurement and prints one line per case.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let (mut calls, mut only, mut concurrency) = (400usize, None::<String>, 1usize);
+    if args.first().is_some_and(|a| a == "--dpop") {
+        return dpop(&args[1..]);
+    }
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -79,6 +82,30 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// `--dpop [--calls N]`: the instructions one DPoP proof costs (`brain-bench proofs`, N
+/// and 2N proofs under callgrind), and what that adds to a call of each era: one proof
+/// per request to the MCP server (four in the handshake era, counting the session's
+/// `DELETE`; one in the 2026 era). Prints `INSTRUCTIONS case=dpop-proof per_proof=..`.
+fn dpop(args: &[String]) -> Result<(), String> {
+    let calls = match args {
+        [flag, n] if flag == "--calls" => n.parse().map_err(|e| format!("--calls: {e}"))?,
+        [] => 400usize,
+        _ => return Err("usage: instructions --dpop [--calls N]".into()),
+    };
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::env::temp_dir().join(format!("brain-proofs-{}.callgrind", std::process::id()));
+    let proofs = |n: usize| ["proofs".to_owned(), "--count".to_owned(), n.to_string()];
+    let once = counted(&exe, &proofs(calls), &out)?;
+    let twice = counted(&exe, &proofs(2 * calls), &out)?;
+    let _ = std::fs::remove_file(&out);
+    let per_proof = twice.saturating_sub(once) / calls as u64;
+    println!(
+        "INSTRUCTIONS case=dpop-proof per_proof={per_proof} handshake_call={} stateless_call={per_proof}",
+        4 * per_proof
+    );
     Ok(())
 }
 

@@ -22,6 +22,7 @@ mod measure;
 mod ours;
 mod pki;
 mod plan;
+mod proofs;
 mod raw;
 mod side;
 mod soak;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("side") => side::run(&args[1..]),
         Some("instructions") => instructions::run(&args[1..]),
+        Some("proofs") => proofs::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("soak-side") => soak::side::run(&args[1..]),
         Some("config-load") => configload::run(&args[1..]),
