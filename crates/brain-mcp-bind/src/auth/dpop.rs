@@ -180,8 +180,15 @@ mod tests {
             .unwrap();
         assert_ne!(proof, again);
         assert_eq!(format!("{key:?}"), "DpopKey(***)");
-        // Known to the redaction step before it leaves.
-        let shown = brain_mcp_proto::text::Secrets::none().shown(&proof, 10_000);
+        // Remembered by the key, so what a server says later is redacted of it.
+        assert!(key.recent().contains(&proof));
+        let shown = brain_mcp_proto::text::Secrets::new(key.recent()).shown(&proof, 10_000);
         assert!(!shown.contains(sig), "{shown}");
+        // And bounded, whatever the traffic.
+        for _ in 0..2 * RECENT_PROOFS {
+            key.resource_header("GET", "https://mcp.example/mcp", "at-1")
+                .unwrap();
+        }
+        assert_eq!(key.recent().len(), RECENT_PROOFS);
     }
 }
