@@ -106,12 +106,8 @@ pub fn htu(url: &str) -> std::borrow::Cow<'_, str> {
         let end = url.find(['?', '#']).unwrap_or(url.len());
         return std::borrow::Cow::Borrowed(&url[..end]);
     };
-    let origin = parsed.origin();
-    let default_port = format!(":{}", parsed.port());
-    let origin = match parsed.is_default_port() {
-        true => origin.strip_suffix(default_port.as_str()).unwrap_or(origin),
-        false => origin,
-    };
+    // The origin as authorization compares it; the path as sent.
+    let origin = super::HttpUrl::from_url(&parsed).origin();
     std::borrow::Cow::Owned(format!("{origin}{}", parsed.path()))
 }
 
