@@ -150,16 +150,11 @@ impl Servers {
         outcome: Outcome,
         started: Instant,
     ) -> Effect {
-        // The common cases touch nothing: a server that answered while none of its kind
-        // is failing, a call on a running child that failed (its health is its life).
+        // The common cases touch nothing, as the core says: while no server of its kind
+        // is failing, this one is not either.
         let healthy = self.counter(kind).load(Ordering::Acquire) == 0;
-        match (kind, outcome) {
-            (ServerKind::Http, Outcome::Worked | Outcome::Answered) if healthy => {
-                return Effect::Nothing;
-            }
-            (ServerKind::Process, Outcome::Worked) if healthy => return Effect::Nothing,
-            (ServerKind::Process, Outcome::Answered) => return Effect::Nothing,
-            _ => {}
+        if outcome.changes_nothing(kind, healthy) {
+            return Effect::Nothing;
         }
         let (effect, was_bad, is_bad) = self.with(key, kind, |s| {
             let was_bad = s.is_bad();

@@ -69,6 +69,20 @@ pub enum Outcome {
     Abandoned,
 }
 
+impl Outcome {
+    /// Whether recording this outcome changes nothing for a server of `kind` that has
+    /// not failed since its last success (`healthy`), so a driver may skip it: an answer
+    /// from a healthy server, a call that worked on a healthy child, and a call that
+    /// failed on a running child (a child's health is its life).
+    pub fn changes_nothing(self, kind: ServerKind, healthy: bool) -> bool {
+        match (kind, self) {
+            (ServerKind::Process, Self::Answered) => true,
+            (ServerKind::Http, Self::Worked | Self::Answered) | (_, Self::Worked) => healthy,
+            _ => false,
+        }
+    }
+}
+
 /// What the driver must do after an outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -354,6 +368,35 @@ mod tests {
             s.record(Outcome::Unreachable, until, until),
             Effect::Nothing
         );
+    }
+
+    #[test]
+    fn an_outcome_said_to_change_nothing_changes_nothing() {
+        let outcomes = [
+            Outcome::Worked,
+            Outcome::Answered,
+            Outcome::Unreachable,
+            Outcome::Ended,
+            Outcome::Stale,
+            Outcome::Abandoned,
+        ];
+        let now = Instant::now();
+        for kind in [ServerKind::Http, ServerKind::Process] {
+            for outcome in outcomes {
+                let mut s = ServerState::new(kind);
+                s.learned(Era::Handshake);
+                if outcome.changes_nothing(kind, true) {
+                    assert_eq!(s.record(outcome, now, now), Effect::Nothing);
+                    assert_eq!(s.era(), Some(Era::Handshake));
+                    assert_eq!(s.health().streak(), 0);
+                    assert!(!s.is_bad());
+                }
+            }
+            // A failing server's success is never skipped.
+            assert!(!Outcome::Worked.changes_nothing(kind, false));
+            assert!(!Outcome::Ended.changes_nothing(kind, true));
+        }
+        assert!(Outcome::Answered.changes_nothing(ServerKind::Process, false));
     }
 
     #[test]
