@@ -184,7 +184,7 @@ impl HttpClient {
             }
             None => None,
         };
-        let (mut resp, _busy) = match checked {
+        let (mut resp, mut busy) = match checked {
             Some(Checked::Direct(connector)) => {
                 let resp = self.send_fresh(connector, out, &mut log).await?;
                 (resp, None)
@@ -209,6 +209,9 @@ impl HttpClient {
         let status = resp.status().as_u16();
         let mut budget = Budget::new(req.limit);
         let body = body::read_all(resp.body_mut(), &mut budget).await?;
+        if let Some(busy) = busy.as_mut() {
+            busy.read();
+        }
         log.bytes(body.len());
         log.end("ok");
         Ok(Fetched {

@@ -16,6 +16,7 @@ use crate::headers::DPOP_NONCE;
 use crate::headers::{self, BearerToken};
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
+use crate::pool::Lease;
 use crate::stream::{ReplyStream, Resume};
 
 /// The `Accept` value of every POST.
@@ -163,12 +164,14 @@ impl HttpClient {
             background: false,
             follow: true,
         };
-        let (mut resp, busy) = self.send(out, &mut log).await?;
+        let (mut resp, mut busy) = self.send(out, &mut log).await?;
         let at = place(&Method::POST, &req.url);
         let status = resp.status();
         let mut budget = Budget::new(req.budget);
         if !status.is_success() {
-            let error = self.status_error(&at, &mut resp, &mut budget).await;
+            let error = self
+                .status_error(&at, (&mut resp, &mut busy), &mut budget)
+                .await;
             log.end("status");
             return Err(error);
         }
@@ -181,7 +184,9 @@ impl HttpClient {
             // is dropped with its connection rather than waited for.
             let cfg = &self.inner.config;
             let limit = cfg.drain_limit.min(budget.remaining());
-            body::drain(resp.body_mut(), limit, cfg.drain_timeout).await;
+            if body::drain(resp.body_mut(), limit, cfg.drain_timeout).await {
+                busy.read();
+            }
             log.end("accepted");
             return Ok(PostReply::Accepted);
         };
@@ -283,7 +288,7 @@ impl HttpClient {
                 follow: true,
             };
             let mut log = ExchangeLog::start("DELETE", secrets.clone());
-            let (mut resp, _busy) = self.send(out, &mut log).await?;
+            let (mut resp, mut busy) = self.send(out, &mut log).await?;
             let status = resp.status();
             let refused = (status == StatusCode::UNAUTHORIZED).then(|| {
                 let header = |name| {
@@ -298,7 +303,9 @@ impl HttpClient {
                 )
             });
             let cfg = &self.inner.config;
-            body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
+            if body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await {
+                busy.read();
+            }
             log.end("ok");
             let (www_authenticate, dpop_nonce) = refused.unwrap_or_default();
             Ok(Deleted {
@@ -321,7 +328,7 @@ impl HttpClient {
     pub(crate) async fn status_error(
         &self,
         at: &Place,
-        resp: &mut Response<Incoming>,
+        (resp, busy): (&mut Response<Incoming>, &mut Lease),
         budget: &mut Budget,
     ) -> TransportError {
         let status = resp.status();
@@ -357,7 +364,11 @@ impl HttpClient {
             .and_then(media::classify)
             == Some(ContentType::Json);
         let cap = self.inner.config.error_body_limit.min(budget.remaining());
-        let rpc = match body::read_prefix(resp.body_mut(), cap).await {
+        let prefix = body::read_prefix(resp.body_mut(), cap).await;
+        if prefix.is_some() {
+            busy.read();
+        }
+        let rpc = match prefix {
             Some(bytes) if is_json => crate::rpc::error_of(&bytes),
             _ => None,
         };

@@ -189,7 +189,11 @@ impl State {
                 .config()
                 .drain_limit
                 .min(self.budget.remaining());
-            body::drain(&mut b, limit, self.client.config().drain_timeout).await;
+            if body::drain(&mut b, limit, self.client.config().drain_timeout).await
+                && let Some(busy) = self.busy.as_mut()
+            {
+                busy.read();
+            }
         }
         self.busy = None;
     }
@@ -200,8 +204,11 @@ impl State {
         };
         let bytes = body::read_all(b, &mut self.budget).await?;
         self.log.bytes(bytes.len());
-        // The body is complete: the connection is already back in the pool.
+        // The body is complete: its connection goes back to the pool.
         self.body = None;
+        if let Some(busy) = self.busy.as_mut() {
+            busy.read();
+        }
         self.busy = None;
         let text = utf8(&self.at, bytes)?;
         self.log.body("received", text.as_bytes());
@@ -368,14 +375,17 @@ async fn resume_get(
     // The resumed stream's bytes are counted in the exchange's own event; this one says
     // how the GET went.
     let mut log = ExchangeLog::start("GET", resume.secrets.clone());
-    let (mut resp, busy) = resume.client.send(out, &mut log).await?;
+    let (mut resp, mut busy) = resume.client.send(out, &mut log).await?;
     log.end(if resp.status().is_success() {
         "ok"
     } else {
         "status"
     });
     if !resp.status().is_success() {
-        return Err(resume.client.status_error(&at, &mut resp, budget).await);
+        return Err(resume
+            .client
+            .status_error(&at, (&mut resp, &mut busy), budget)
+            .await);
     }
     let is_sse = resp
         .headers()

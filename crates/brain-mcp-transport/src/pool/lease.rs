@@ -54,7 +54,7 @@ impl Drop for Waiting<'_> {
         if let Ok(held) = self.rx.try_recv() {
             let rules = self.pool.rules;
             self.pool.update(self.origin, |o, stale| {
-                o.give_back(held, background, (false, false), rules, stale);
+                o.give_back(held, background, Progress::Unwritten, rules, stale);
             });
         }
     }
@@ -83,18 +83,53 @@ impl Drop for Ended {
 /// are dropped (whoever reads the body keeps it).
 #[derive(Debug)]
 pub(crate) struct Lease {
-    pub(super) pool: Arc<Pool>,
-    pub(super) https: bool,
-    pub(super) authority: Box<str>,
-    pub(super) background: bool,
+    pool: Arc<Pool>,
+    https: bool,
+    authority: Box<str>,
+    background: bool,
     pub(super) held: Held,
-    /// Its response head came.
-    pub(super) headed: bool,
-    /// Its request was handed to its connection.
-    pub(super) written: bool,
+    /// How far its exchange went, and whether its request body was small enough to
+    /// leave in the write that carried its head.
+    progress: Progress,
+    small: bool,
+}
+
+/// The request bodies, in bytes, taken as written whole once the response ends: they
+/// go out with their head in one write, which an idle connection's socket buffer takes
+/// at once (Linux starts it at 16 KiB). A larger body may still be being written to a
+/// server that answered early and stopped reading; such a connection goes idle only
+/// when its task says it is ready.
+const SENT_AT_ONCE: u64 = 8 * 1024;
+
+/// How far a lease's exchange went on its connection, which decides whether an
+/// HTTP/1.1 connection may serve another request after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Progress {
+    /// Nothing was written on it.
+    Unwritten,
+    /// Its request was handed to the connection; no response head came.
+    Written,
+    /// The response head came; its body may be unread.
+    Headed,
+    /// The response body was read to its end after a small request: the connection is
+    /// on its way back to waiting for a request, even when its task has not run yet to
+    /// say so.
+    Read,
 }
 
 impl Lease {
+    pub(super) fn new(pool: Arc<Pool>, origin: (bool, &str), background: bool, held: Held) -> Self {
+        Self {
+            pool,
+            https: origin.0,
+            authority: origin.1.into(),
+            background,
+            held,
+            progress: Progress::Unwritten,
+            small: false,
+        }
+    }
+
     fn origin(&self) -> (bool, &str) {
         (self.https, &self.authority)
     }
@@ -143,7 +178,7 @@ impl Lease {
                     let old = std::mem::replace(&mut self.held, Held::Connect);
                     let (background, rules) = (self.background, self.pool.rules);
                     self.pool.update(self.origin(), |o, stale| {
-                        o.give_back(old, background, (false, true), rules, stale);
+                        o.give_back(old, background, Progress::Written, rules, stale);
                         o.take(background);
                         o.connecting += 1;
                     });
@@ -153,7 +188,9 @@ impl Lease {
                 Held::None => return Err(Failure::Connect("no connection was given".into())),
             }
         }
-        self.written = true;
+        self.progress = Progress::Written;
+        let size = hyper::body::Body::size_hint(req.body()).upper();
+        self.small = size.is_some_and(|n| n <= SENT_AT_ONCE);
         match &mut self.held {
             Held::Conn(sender, info) => conn::send(sender, info, req).await,
             _ => Err(Failure::Connect("no connection was given".into())),
@@ -217,9 +254,10 @@ impl Lease {
 
     /// Notes that the response head came: on h2, the server has taken the stream.
     pub(crate) fn headed(&mut self) {
-        if std::mem::replace(&mut self.headed, true) {
+        if self.progress >= Progress::Headed {
             return;
         }
+        self.progress = Progress::Headed;
         if let Held::Conn(Sender::H2(_), info) = &self.held {
             let id = info.id;
             self.pool.update(self.origin(), |o, _| {
@@ -231,6 +269,18 @@ impl Lease {
     }
 }
 
+impl Lease {
+    /// Notes that the response body was read to its end, so its HTTP/1.1 connection
+    /// goes back idle even before its task notices (a request that takes it awaits it
+    /// ready), when its request was small ([`SENT_AT_ONCE`]). Call it only when the
+    /// body's last frame was seen.
+    pub(crate) fn read(&mut self) {
+        if self.small && self.progress == Progress::Headed {
+            self.progress = Progress::Read;
+        }
+    }
+}
+
 impl Drop for Lease {
     fn drop(&mut self) {
         let held = std::mem::replace(&mut self.held, Held::None);
@@ -238,9 +288,9 @@ impl Drop for Lease {
             return;
         }
         let (background, rules) = (self.background, self.pool.rules);
-        let ended = (self.headed, self.written);
+        let progress = self.progress;
         self.pool.update((self.https, &self.authority), |o, stale| {
-            o.give_back(held, background, ended, rules, stale);
+            o.give_back(held, background, progress, rules, stale);
         });
     }
 }

@@ -68,7 +68,7 @@ mod tests;
 pub(crate) use conn::{Body, Failure};
 use conn::{Info, Sender};
 pub(crate) use lease::Lease;
-use lease::Waiting;
+use lease::{Progress, Waiting};
 
 /// The connector of pooled connections: TCP (or a proxy), then TLS when `https`.
 pub(crate) type Connector = HttpsConnector<ProxyConnector>;
@@ -297,7 +297,7 @@ impl Origin {
             };
             self.left(&w);
             if let Err(held) = w.tx.send(held) {
-                self.give_back(held, w.background, (false, false), rules, stale);
+                self.give_back(held, w.background, Progress::Unwritten, rules, stale);
             }
         }
     }
@@ -312,14 +312,14 @@ impl Origin {
         }
     }
 
-    /// Takes back what a lease held. An HTTP/1.1 connection goes idle when its response
-    /// came and it is ready now (not one still writing a body a server stopped reading,
-    /// or with a response unread: it is closed), or when never written on and open.
+    /// Takes back what a lease held. An HTTP/1.1 connection goes idle when open and never
+    /// written on or read to the end, or when ready after its response head (not one still
+    /// writing a body a server stopped reading, or with a response unread: it is closed).
     fn give_back(
         &mut self,
         held: Held,
         background: bool,
-        (headed, written): (bool, bool),
+        progress: Progress,
         rules: Rules,
         stale: &mut Vec<Idle>,
     ) {
@@ -331,10 +331,11 @@ impl Origin {
                     info,
                     since: Instant::now(),
                 };
-                // Never written on (maybe just opened): its taker awaits it ready.
-                let usable = match written {
-                    true => headed && idle.sender.is_ready(),
-                    false => !idle.sender.is_closed(),
+                // Maybe just opened, or its task yet to see the end: its taker awaits it.
+                let usable = match progress {
+                    Progress::Unwritten | Progress::Read => !idle.sender.is_closed(),
+                    Progress::Written => false,
+                    Progress::Headed => idle.sender.is_ready(),
                 };
                 if usable && self.idle.len() < rules.max_idle {
                     self.idle.push(idle);
@@ -345,7 +346,7 @@ impl Origin {
             Held::Conn(Sender::H2(_), info) => {
                 if let Some(h2) = self.h2.as_mut().filter(|h2| h2.info.id == info.id) {
                     h2.active = h2.active.saturating_sub(1);
-                    if !headed {
+                    if progress < Progress::Headed {
                         h2.pending = h2.pending.saturating_sub(1);
                     }
                     if h2.active == 0 {
@@ -481,15 +482,7 @@ impl Pool {
             o.waiting_calls += usize::from(!background);
             Ok((id, rx))
         });
-        let lease = |held| Lease {
-            pool: self.clone(),
-            https,
-            authority: authority.into(),
-            background,
-            held,
-            headed: false,
-            written: false,
-        };
+        let lease = |held| Lease::new(self.clone(), (https, authority), background, held);
         let (id, rx) = match queued {
             Err(held) => return lease(held),
             Ok(queued) => queued,

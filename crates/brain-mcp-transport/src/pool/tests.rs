@@ -148,7 +148,13 @@ fn a_connect_given_back_leaves_no_count_behind() {
     );
     assert!(matches!(held, Some(Held::Connect)));
     assert_eq!((o.busy, o.background, o.connecting), (1, 1, 1));
-    o.give_back(Held::Connect, true, (false, false), RULES, &mut stale);
+    o.give_back(
+        Held::Connect,
+        true,
+        super::Progress::Unwritten,
+        RULES,
+        &mut stale,
+    );
     assert!(o.is_empty());
 }
 
@@ -337,7 +343,49 @@ async fn a_connection_never_written_on_stays_idle() {
     o.h1 += 1;
     o.take(false);
     let held = Held::Conn(super::Sender::H1(sender), info);
-    o.give_back(held, false, (false, false), RULES, &mut stale);
+    o.give_back(held, false, super::Progress::Unwritten, RULES, &mut stale);
     assert!(stale.is_empty());
     assert_eq!((o.idle.len(), o.busy), (2, 0));
+}
+
+#[tokio::test]
+async fn a_connection_read_to_the_end_goes_idle_before_its_task_says_it_is_ready() {
+    use super::Progress;
+    use hyper_util::rt::TokioIo;
+    // Each connection is open and its task has not run (hyper says "not ready"): what
+    // a lease that just read its body's last frame sees on a busy runtime.
+    let mut kept = Vec::new();
+    for (id, progress, idle) in [
+        (1, Progress::Unwritten, true),
+        (2, Progress::Written, false),
+        (3, Progress::Headed, false),
+        (4, Progress::Read, true),
+    ] {
+        let (io, server) = tokio::io::duplex(1 << 16);
+        let (sender, conn) =
+            hyper::client::conn::http1::handshake::<_, super::Body>(TokioIo::new(io))
+                .await
+                .unwrap();
+        kept.push((server, conn));
+        assert!(!sender.is_ready() && !sender.is_closed());
+        let info = super::Info {
+            id,
+            proxied: false,
+            used: None,
+            host: None,
+            counted: Default::default(),
+        };
+        let mut o = origin(0, 0, 0, 0);
+        o.h1 += 1;
+        o.take(false);
+        let mut stale = Vec::new();
+        let held = Held::Conn(super::Sender::H1(sender), info);
+        o.give_back(held, false, progress, RULES, &mut stale);
+        assert_eq!(
+            (o.idle.len(), stale.len()),
+            if idle { (1, 0) } else { (0, 1) },
+            "{progress:?}"
+        );
+        assert_eq!(o.busy, 0, "{progress:?}");
+    }
 }

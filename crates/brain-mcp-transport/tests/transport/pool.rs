@@ -40,6 +40,31 @@ async fn sequential_exchanges_reuse_one_connection() {
     );
 }
 
+/// On two workers the connection's task often has not yet seen its response end when
+/// the reader drops it: the connection must still go back idle, not be closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_read_to_its_end_gives_its_connection_back_on_a_busy_runtime() {
+    let server = TestServer::start(handler(|seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        match v["id"].as_i64() {
+            None => status(StatusCode::ACCEPTED),
+            Some(id) => json(StatusCode::OK, response(id)),
+        }
+    }))
+    .await;
+    let c = client();
+    for id in 1..=200 {
+        let items = exchange(&c, post(server.url("/mcp"), id)).await;
+        assert!(items.last().unwrap().is_final_response);
+        c.post(notify(server.url("/mcp"))).await.unwrap();
+    }
+    assert_eq!(
+        server.accepted(),
+        1,
+        "every exchange reuses the first connection"
+    );
+}
+
 /// The second request on each connection is read and then the connection is closed
 /// without a reply: what a client sees when a server closes an idle keep-alive
 /// connection just as the request goes out.
