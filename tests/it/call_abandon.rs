@@ -132,3 +132,52 @@ async fn stateless_cancel_closes_the_stream() {
     assert_failure(&result, "cancelled", true);
     stream_closed(&h, &server).await;
 }
+
+/// Handshake era: a call cancelled, or dropped, while its `initialize` is unanswered
+/// still ends the session the server opened: the answer is read in the background and
+/// the session it names is DELETEd (no `tools/call` is sent).
+#[tokio::test]
+async fn a_call_abandoned_during_initialize_still_deletes_the_session() {
+    for drop_it in [false, true] {
+        let server = TestServer::start(ServerConfig {
+            initialize_delay: Some(std::time::Duration::from_millis(300)),
+            ..ServerConfig::new(Era::Handshake)
+        });
+        let h = Harness::new();
+        let call = Call::new("an-early-cancel", json!({}));
+        let cancel = call.cancel.clone();
+        let hang = hang_binding(&server, 60);
+        let opened = async {
+            let (_, held) = server
+                .wait_for(SETTLE, |s| s.sessions_opened.len() == 1)
+                .await;
+            assert!(held, "initialize never reached the server");
+        };
+        if drop_it {
+            tokio::select! {
+                _ = call_with(&h, &hang, call) => panic!("the call ended before initialize was answered"),
+                () = opened => {}
+            }
+        } else {
+            let canceller = async {
+                opened.await;
+                cancel.cancel();
+            };
+            let (out, ()) = tokio::join!(call_with(&h, &hang, call), canceller);
+            assert_failure(&out.result, "cancelled", false);
+        }
+        h.flush().await;
+        let stats = server.stats();
+        assert_eq!(
+            stats.sessions_deleted, stats.sessions_opened,
+            "dropped: {drop_it}"
+        );
+        assert_eq!(stats.count("tools/call"), 0, "dropped: {drop_it}");
+        let counts = h.client.stats();
+        assert_eq!(
+            (counts.sessions_opened, counts.sessions_closed),
+            (1, 1),
+            "dropped: {drop_it}"
+        );
+    }
+}

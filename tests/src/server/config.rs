@@ -49,6 +49,8 @@ pub struct ServerConfig {
     pub initialize_fails: bool,
     /// Handshake era: `initialize` is never answered (the request stays open).
     pub stall_initialize: bool,
+    /// Handshake era: `initialize` opens its session at once and answers this much later.
+    pub initialize_delay: Option<Duration>,
     /// Handshake era: a `DELETE` is recorded but never answered (slow cleanup).
     pub stall_delete: bool,
     /// Requests with this JSON-RPC method are recorded but never answered.
@@ -81,6 +83,7 @@ impl fmt::Debug for ServerConfig {
             .field("fault_tools", &self.fault_tools)
             .field("initialize_fails", &self.initialize_fails)
             .field("stall_initialize", &self.stall_initialize)
+            .field("initialize_delay", &self.initialize_delay)
             .field("stall_delete", &self.stall_delete)
             .field("stall_method", &self.stall_method)
             .field("close_idle_after", &self.close_idle_after)
@@ -106,6 +109,7 @@ impl Default for ServerConfig {
             fault_tools: true,
             initialize_fails: false,
             stall_initialize: false,
+            initialize_delay: None,
             stall_delete: false,
             stall_method: None,
             close_idle_after: None,

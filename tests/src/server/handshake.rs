@@ -107,6 +107,9 @@ async fn initialize(shared: &Arc<Shared>, id: &Value, params: &Value) -> Respons
         .filter(|v| VERSIONS.contains(v))
         .unwrap_or(VERSIONS[0]);
     let sid = shared.open_session(version);
+    if let Some(delay) = shared.config.initialize_delay {
+        tokio::time::sleep(delay).await;
+    }
     let result = json!({
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},

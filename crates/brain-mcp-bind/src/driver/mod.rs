@@ -8,6 +8,7 @@
 
 mod call;
 mod error;
+mod opening;
 mod pages;
 mod probe;
 mod request;

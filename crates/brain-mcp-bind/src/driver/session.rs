@@ -7,7 +7,7 @@ use brain_mcp_proto::jsonrpc::RequestId;
 use tracing::Instrument;
 
 use super::error::{Cause, DriverError, Step};
-use super::request::request;
+use super::opening::Opening;
 use crate::client::McpClient;
 use std::time::Instant;
 
@@ -144,8 +144,8 @@ pub(crate) async fn open_session(
     identity: &Identity,
 ) -> Result<Channel, DriverError> {
     let out = handshake::initialize(client.next_id(), identity);
-    let (result, session_id) =
-        request(&link, &Framing::before_session(), out, Step::Handshake).await?;
+    // Dropped unanswered, it reads the answer in the background and ends the session.
+    let (result, session_id) = Opening::new(client, &link, out).await?;
     // From here the server may hold a session: the guard ends it whatever happens next.
     if let Some(id) = &session_id {
         client.sessions().opened();
