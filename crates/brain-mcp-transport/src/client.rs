@@ -228,7 +228,7 @@ impl HttpClient {
             }
             let timer = self.background_timer();
             let mut lease = self.inner.pool.checkout(&url, out.background, timer).await;
-            let resp = match lease.send(&url, req).await {
+            let resp = match lease.send(&url, req, timer).await {
                 Ok(resp) => {
                     lease.headed();
                     resp

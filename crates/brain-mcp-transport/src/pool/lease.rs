@@ -8,10 +8,11 @@ use std::sync::{Arc, Weak};
 use http::{Request, Response, Uri};
 use hyper::body::Incoming;
 use tokio::sync::oneshot;
-use tokio::time::{Instant, timeout};
+use tokio::time::Instant;
 
 use super::conn::{self, Body, Failure, Info, Sender};
 use super::{CONNECT_WAIT, Held, Pool, Shared};
+use crate::coarse::CoarseTimer;
 use crate::observe::{ConnectionUse, EXCHANGE_TARGET};
 
 /// A request waiting in its origin's queue. Dropped while it waits, it leaves the
@@ -144,6 +145,7 @@ impl Lease {
         &mut self,
         uri: &Uri,
         req: Request<Body>,
+        timer: &CoarseTimer,
     ) -> Result<Response<Incoming>, Failure> {
         // Whether the connection held was opened by this lease (or replaced once).
         let mut fresh = false;
@@ -166,10 +168,14 @@ impl Lease {
                     break;
                 }
                 Held::Conn(Sender::H1(sender), _) => {
-                    // Ready at once when its connection task waits for a request (the
-                    // common case: no timer); otherwise awaited, within CONNECT_WAIT.
+                    // Ready at once when its connection task waits for a request;
+                    // otherwise (its task yet to see its last reply end) awaited, within
+                    // CONNECT_WAIT on the coarse timer, which registers no timer of its own.
                     if sender.is_ready()
-                        || matches!(timeout(CONNECT_WAIT, sender.ready()).await, Ok(Ok(())))
+                        || matches!(
+                            timer.timeout(CONNECT_WAIT, sender.ready()).await,
+                            Some(Ok(()))
+                        )
                     {
                         break;
                     }
