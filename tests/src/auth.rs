@@ -50,6 +50,10 @@ pub struct AuthConfig {
     pub refuse_tokens: bool,
     /// Refresh tokens are issued with access tokens.
     pub refresh_tokens: bool,
+    /// Each refresh token is good once (rotation); one presented again revokes the whole
+    /// grant, every access and refresh token issued (reuse detection, counted in
+    /// [`TestAuthServer::revocations`]).
+    pub rotate_refresh_tokens: bool,
     /// Every token response carries this access token instead of the one issued (a
     /// hostile server's choice; the MCP server still accepts only tokens issued).
     pub access_token: Option<String>,
@@ -82,6 +86,7 @@ impl AuthConfig {
             metadata_issuer: None,
             refuse_tokens: false,
             refresh_tokens: false,
+            rotate_refresh_tokens: false,
             access_token: None,
             assertions: Vec::new(),
             dpop: false,
@@ -136,6 +141,11 @@ struct State {
     nonce_demands: u32,
     /// ID-JAGs issued.
     jags: u32,
+    /// Refresh tokens not used yet, and used ones (with rotation).
+    refresh_live: HashSet<String>,
+    refresh_used: HashSet<String>,
+    /// Grants revoked for a refresh token's reuse.
+    revocations: u32,
 }
 
 /// One DPoP proof the MCP server's guard saw.
@@ -189,6 +199,9 @@ impl TestAuthServer {
             nonce: 0,
             nonce_demands: 0,
             jags: 0,
+            refresh_live: HashSet::new(),
+            refresh_used: HashSet::new(),
+            revocations: 0,
         }));
         let (shutdown, mut stop) = oneshot::channel::<()>();
         let shared = state.clone();
@@ -255,6 +268,11 @@ impl TestAuthServer {
     pub fn issued(&self) -> Vec<String> {
         let n = lock(&self.state).issued;
         (1..=n).map(token_name).collect()
+    }
+
+    /// How many times a refresh token's reuse revoked the grant.
+    pub fn revocations(&self) -> u32 {
+        lock(&self.state).revocations
     }
 
     /// Makes every token issued so far invalid at the MCP server.

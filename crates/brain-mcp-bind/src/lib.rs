@@ -50,8 +50,9 @@ mod target;
 mod text;
 
 pub use auth::{
-    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    DEFAULT_LEASE_TTL, Declined, IdentityAssertion, Lease, MemoryTokenStore, OAuthClient,
+    StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version, Versioned,
 };
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};

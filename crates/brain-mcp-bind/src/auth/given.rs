@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+
+use super::store::TokenStore;
 use brain_mcp_proto::auth::token::SubjectType;
 use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
@@ -247,17 +249,6 @@ impl StoredTokens {
             scope: None,
         }
     }
-}
-
-/// Where a host keeps tokens per principal and server, so a user's delegation survives a
-/// restart. Brain loads them the first time a server needs a token and saves every token
-/// it gets; a store that forgets costs only a new token request (or a new approval).
-#[async_trait]
-pub trait TokenStore: Send + Sync + 'static {
-    /// The tokens kept for `principal` at the server at `server_url`, if any.
-    async fn load(&self, principal: Option<&str>, server_url: &str) -> Option<StoredTokens>;
-    /// Keeps `tokens` for `principal` at the server at `server_url`.
-    async fn save(&self, principal: Option<&str>, server_url: &str, tokens: StoredTokens);
 }
 
 impl OAuthClient {

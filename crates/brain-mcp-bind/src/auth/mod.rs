@@ -15,8 +15,11 @@ mod failure;
 mod flow;
 mod given;
 mod held;
+mod memory;
 mod net;
 mod seen;
+mod shared;
+mod store;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,12 +40,16 @@ use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
+    IdentityAssertion, OAuthClient, StoredTokens,
 };
 use held::{Held, Remembered};
+pub use memory::MemoryTokenStore;
 pub(crate) use net::{Net, Reach};
 pub(crate) use seen::no_token;
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
+pub use store::{
+    DEFAULT_LEASE_TTL, Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned,
+};
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 /// Its `Debug` names the issuer and scopes only: it holds tokens and client secrets.
@@ -58,6 +65,8 @@ pub(crate) struct Authorizer {
     dpop_wanted: AtomicBool,
     /// The DPoP key, once made (one per authorizer, in memory only).
     dpop_key: Mutex<Option<Arc<DpopKey>>>,
+    /// The version of the row held, and the names used in the shared store.
+    shared: shared::Shared,
 }
 
 /// What token requests learn and reuse: the server's authority, and who this client
@@ -110,6 +119,7 @@ impl Authorizer {
             flight: tokio::sync::Mutex::new(Flight::default()),
             dpop_wanted: AtomicBool::new(client.dpop),
             dpop_key: Mutex::new(None),
+            shared: shared::Shared::new(client),
         }
     }
 
@@ -191,6 +201,13 @@ impl Authorizer {
         if let Some(token) = self.bearer_for_cleanup() {
             return Some(token);
         }
+        if let Some(store) = self.store() {
+            // Renewing rotates the grant, which happens under the lease only: a cleanup
+            // step takes what another call or process saved.
+            let key = self.store_key(server);
+            self.reload(store.0.as_ref(), &key).await.ok()?;
+            return self.bearer_for_cleanup();
+        }
         if flight.held_failure().is_some() {
             return None;
         }
@@ -217,9 +234,7 @@ impl Authorizer {
         .await;
         let kept = got.and_then(|token| self.keep(token, scope, &authority.issuer, &who));
         flight.note(&kept);
-        let bearer = kept.ok()?;
-        self.save(server).await;
-        Some(bearer)
+        kept.ok()
     }
 
     /// The refresh token held, if the authorization server `issuer` granted it (the only
@@ -378,17 +393,19 @@ impl Authorizer {
     /// The host's store, when it may keep these tokens: not one user's tokens under
     /// enterprise-managed authorization without a principal to keep them apart by (the
     /// store is keyed by principal and server only, so another user would load them),
-    /// and not for a client set to DPoP (its tokens are bound to a key this process
-    /// alone holds, and a stored Bearer token would bypass the binding).
+    /// and not for a client set to DPoP or challenged for it (its tokens are bound to a
+    /// key this process alone holds, and a stored Bearer token would bypass the binding).
     fn store(&self) -> Option<&given::Store> {
         let client = &self.client;
         let unkeyed = client.enterprise.is_some() && client.principal.is_none();
-        (!unkeyed && !client.dpop)
+        let dpop = client.dpop || self.dpop_wanted.load(Ordering::Relaxed);
+        (!unkeyed && !dpop)
             .then_some(client.store.as_ref())
             .flatten()
     }
 
-    /// Once, the tokens the host's store kept for this server (when nothing is held).
+    /// Once, the tokens the host's store kept for this server (when nothing is held). A
+    /// store that fails here is asked again when a token is needed.
     async fn load(&self, flight: &mut Flight, server: &HttpUrl) {
         if std::mem::replace(&mut flight.loaded, true) || self.held().is_some() {
             return;
@@ -396,35 +413,14 @@ impl Authorizer {
         let Some(store) = self.store() else {
             return;
         };
-        let principal = self.client.principal.as_deref();
-        if let Some(held) = store
-            .0
-            .load(principal, &server.canonical())
-            .await
-            .and_then(Held::from_stored)
-        {
-            *lock(&self.held) = Some(held);
-        }
-    }
-
-    /// Hands the token held to the host's store, if any.
-    async fn save(&self, server: &HttpUrl) {
-        let (Some(store), Some(held)) = (self.store(), self.held()) else {
-            return;
-        };
-        if held.token.is_dpop() {
-            // Bound to a key that lives in this process only: useless after a restart.
-            return;
-        }
-        let principal = self.client.principal.as_deref();
-        store
-            .0
-            .save(principal, &server.canonical(), held.to_stored())
-            .await;
+        let key = self.store_key(server);
+        let _ = self.reload(store.0.as_ref(), &key).await;
     }
 
     /// A new token: by refresh token when one is held and works, else by the client's
-    /// grant (client credentials, or the user's approval); saved to the host's store.
+    /// grant (client credentials, or the user's approval); with a host's store, one
+    /// another process saved, else one renewed under the store's lease and saved before
+    /// it is used.
     async fn get(
         &self,
         net: &Net<'_>,
@@ -432,9 +428,13 @@ impl Authorizer {
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
-        let token = self.fetch(net, flight, server, scope).await?;
-        self.save(server).await;
-        Ok(token)
+        match self.store() {
+            Some(store) => {
+                let store = store.0.clone();
+                self.get_shared(store, net, flight, server, scope).await
+            }
+            None => self.fetch(net, flight, server, scope).await,
+        }
     }
 
     /// A new token: by refresh token when one is held and works, else by the client's
