@@ -54,6 +54,8 @@ pub use auth::{
     DEFAULT_LEASE_TTL, Declined, IdentityAssertion, Lease, MemoryTokenStore, OAuthClient,
     StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version, Versioned,
 };
+#[cfg(feature = "postgres")]
+pub use auth::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use discover::{DiscoverError, DiscoverErrorKind};

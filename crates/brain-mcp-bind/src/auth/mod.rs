@@ -17,6 +17,8 @@ mod given;
 mod held;
 mod memory;
 mod net;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod seen;
 mod shared;
 mod store;
@@ -45,6 +47,8 @@ pub use given::{
 use held::{Held, Remembered};
 pub use memory::MemoryTokenStore;
 pub(crate) use net::{Net, Reach};
+#[cfg(feature = "postgres")]
+pub use postgres::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};
 pub(crate) use seen::no_token;
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
 pub use store::{

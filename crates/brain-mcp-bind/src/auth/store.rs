@@ -121,16 +121,19 @@ pub enum StoreErrorKind {
     Unavailable,
     /// A row cannot be read: sealed with a key not given, or corrupt.
     Unreadable,
+    /// The store's settings cannot be used (a variable unset, a key or URL malformed).
+    Config,
 }
 
 impl StoreErrorKind {
-    /// Its name: `conflict`, `timeout`, `unavailable`, `unreadable`.
+    /// Its name: `conflict`, `timeout`, `unavailable`, `unreadable`, `config`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Conflict => "conflict",
             Self::Timeout => "timeout",
             Self::Unavailable => "unavailable",
             Self::Unreadable => "unreadable",
+            Self::Config => "config",
         }
     }
 }
