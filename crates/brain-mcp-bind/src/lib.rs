@@ -53,6 +53,7 @@ pub use auth::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
     DEFAULT_LEASE_TTL, Declined, IdentityAssertion, Lease, MemoryTokenStore, OAuthClient,
     StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version, Versioned,
+    token_store_from_config,
 };
 #[cfg(feature = "postgres")]
 pub use auth::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};

@@ -40,6 +40,7 @@ pub(crate) use authorizers::Authorizers;
 pub(crate) use credentials::Credentials;
 use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
+pub(crate) use given::Store;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
     IdentityAssertion, OAuthClient, StoredTokens,
@@ -53,6 +54,7 @@ pub(crate) use seen::no_token;
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
 pub use store::{
     DEFAULT_LEASE_TTL, Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned,
+    token_store_from_config,
 };
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
@@ -399,7 +401,7 @@ impl Authorizer {
     /// store is keyed by principal and server only, so another user would load them),
     /// and not for a client set to DPoP or challenged for it (its tokens are bound to a
     /// key this process alone holds, and a stored Bearer token would bypass the binding).
-    fn store(&self) -> Option<&given::Store> {
+    fn store(&self) -> Option<&Store> {
         let client = &self.client;
         let unkeyed = client.enterprise.is_some() && client.principal.is_none();
         let dpop = client.dpop || self.dpop_wanted.load(Ordering::Relaxed);

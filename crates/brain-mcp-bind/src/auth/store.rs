@@ -197,3 +197,28 @@ pub trait TokenStore: Send + Sync + 'static {
         DEFAULT_LEASE_TTL
     }
 }
+
+/// The store a host config's `token_store` names, its variables read now. Without the
+/// `postgres` feature, a config naming one is refused (the tokens would otherwise stay
+/// per process, silently).
+pub fn token_store_from_config(
+    config: &brain_tools_core::TokenStoreConfig,
+) -> Result<std::sync::Arc<dyn TokenStore>, StoreError> {
+    #[cfg(feature = "postgres")]
+    {
+        let store = super::postgres::PostgresTokenStore::from_env(
+            &config.postgres_url_env,
+            &config.key_env,
+        )?
+        .with_lease_ttl(Duration::from_secs(config.lease_seconds));
+        Ok(std::sync::Arc::new(store))
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = config;
+        Err(StoreError::new(
+            StoreErrorKind::Config,
+            "token_store: this build has no Postgres token store (the `postgres` feature)",
+        ))
+    }
+}
