@@ -54,6 +54,9 @@ pub struct AuthConfig {
     /// grant, every access and refresh token issued (reuse detection, counted in
     /// [`TestAuthServer::revocations`]).
     pub rotate_refresh_tokens: bool,
+    /// The next this many token requests are recorded, then never answered (a minute's
+    /// wait, then 503): a client killed meanwhile dies holding whatever it held.
+    pub hang_token_requests: u32,
     /// Every token response carries this access token instead of the one issued (a
     /// hostile server's choice; the MCP server still accepts only tokens issued).
     pub access_token: Option<String>,
@@ -87,6 +90,7 @@ impl AuthConfig {
             refuse_tokens: false,
             refresh_tokens: false,
             rotate_refresh_tokens: false,
+            hang_token_requests: 0,
             access_token: None,
             assertions: Vec::new(),
             dpop: false,
@@ -485,6 +489,19 @@ async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<F
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
     };
+    let hang = {
+        let mut state = lock(state);
+        let hang = parts.uri.path() == "/token" && state.config.hang_token_requests > 0;
+        if hang {
+            state.config.hang_token_requests -= 1;
+            state.seen.push(seen.clone());
+        }
+        hang
+    };
+    if hang {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        return reply(503, &json!({"error": "temporarily_unavailable"}));
+    }
     let mut state = lock(state);
     state.seen.push(seen.clone());
     let origin = state.origin.clone();
