@@ -24,6 +24,23 @@ pub(crate) fn run() -> Result<(), String> {
         ],
         &[],
     )?;
+    // The Postgres token store is behind a feature the workspace build leaves off.
+    cmd::run(
+        &cargo,
+        &[
+            "clippy",
+            "-p",
+            "brain-mcp-bind",
+            "--features",
+            "postgres",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
     cmd::run(
         &cargo,
         &["doc", "--workspace", "--no-deps", "--locked"],
@@ -67,6 +84,33 @@ pub(crate) fn run() -> Result<(), String> {
     // tests together.
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
+    }
+    // The token store against a real Postgres started here (CI fails if it cannot
+    // start): the store's contract, and mcp-call processes sharing one grant.
+    {
+        let postgres = crate::postgres::start()?;
+        let envs = [
+            (crate::postgres::URL_VAR, postgres.url.as_str()),
+            ("BRAIN_REQUIRE_POSTGRES", "1"),
+        ];
+        cmd::run(
+            &cargo,
+            &[
+                "test",
+                "--locked",
+                "-q",
+                "-p",
+                "brain-mcp-bind",
+                "--features",
+                "postgres",
+                "--lib",
+                "--test",
+                "postgres_store",
+                "--test",
+                "fleet",
+            ],
+            &envs,
+        )?;
     }
     // The library without its programs builds with the features it asks for (no signal
     // handling, no log formatting): what a service embedding it gets.

@@ -221,36 +221,6 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// The tokens of one principal at one server, as a host keeps them between runs.
-/// `Debug` shows neither token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StoredTokens {
-    /// The authorization server that issued them: a refresh token goes back there only.
-    pub issuer: String,
-    /// The access token, if still worth keeping.
-    pub access_token: Option<Secret>,
-    /// When the access token expires, if it does.
-    pub expires_at: Option<std::time::SystemTime>,
-    /// The refresh token, if any.
-    pub refresh_token: Option<Secret>,
-    /// The scope granted, if known.
-    pub scope: Option<String>,
-}
-
-impl StoredTokens {
-    /// Tokens from `issuer`, none yet.
-    pub fn new(issuer: impl Into<String>) -> Self {
-        Self {
-            issuer: issuer.into(),
-            access_token: None,
-            expires_at: None,
-            refresh_token: None,
-            scope: None,
-        }
-    }
-}
-
 impl OAuthClient {
     /// Machine credentials that go to `issuer` only: a server whose metadata names
     /// another authorization server is refused before anything is sent.

@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 
-use super::given::StoredTokens;
 use super::lock;
+use super::store::StoredTokens;
 use super::store::{
     DEFAULT_LEASE_TTL, Lease, StoreError, TokenKey, TokenStore, Version, Versioned,
 };

@@ -9,6 +9,7 @@
 
 mod authorizers;
 mod code;
+mod configured;
 pub(crate) mod credentials;
 mod dpop;
 mod failure;
@@ -37,13 +38,14 @@ use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
 pub(crate) use authorizers::Authorizers;
+pub use configured::token_store_from_config;
 pub(crate) use credentials::Credentials;
 use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
 pub(crate) use given::Store;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    IdentityAssertion, OAuthClient, StoredTokens,
+    IdentityAssertion, OAuthClient,
 };
 use held::{Held, Remembered};
 pub use memory::MemoryTokenStore;
@@ -53,8 +55,8 @@ pub use postgres::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};
 pub(crate) use seen::no_token;
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
 pub use store::{
-    DEFAULT_LEASE_TTL, Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned,
-    token_store_from_config,
+    DEFAULT_LEASE_TTL, Lease, StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore,
+    Version, Versioned,
 };
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio_postgres::Client;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::given::StoredTokens;
+use super::store::StoredTokens;
 use super::store::{
     DEFAULT_LEASE_TTL, Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned,
 };

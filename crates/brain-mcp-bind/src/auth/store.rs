@@ -7,11 +7,41 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 
-use super::given::StoredTokens;
+use brain_tools_core::Secret;
 
 /// How long a lease lasts unless the store says otherwise: longer than a token request
 /// may take (its step deadline is 10 s), so a live holder keeps it to the end.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// The tokens of one principal at one server, as a host keeps them between runs.
+/// `Debug` shows neither token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredTokens {
+    /// The authorization server that issued them: a refresh token goes back there only.
+    pub issuer: String,
+    /// The access token, if still worth keeping.
+    pub access_token: Option<Secret>,
+    /// When the access token expires, if it does.
+    pub expires_at: Option<SystemTime>,
+    /// The refresh token, if any.
+    pub refresh_token: Option<Secret>,
+    /// The scope granted, if known.
+    pub scope: Option<String>,
+}
+
+impl StoredTokens {
+    /// Tokens from `issuer`, none yet.
+    pub fn new(issuer: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into(),
+            access_token: None,
+            expires_at: None,
+            refresh_token: None,
+            scope: None,
+        }
+    }
+}
 
 /// Which tokens a row holds: whose (none for machine tokens, which every principal using
 /// the same client shares), at which server, got with which client. `client` is a digest
@@ -195,30 +225,5 @@ pub trait TokenStore: Send + Sync + 'static {
     /// How long a lease is asked for: longer than a token request takes.
     fn lease_ttl(&self) -> Duration {
         DEFAULT_LEASE_TTL
-    }
-}
-
-/// The store a host config's `token_store` names, its variables read now. Without the
-/// `postgres` feature, a config naming one is refused (the tokens would otherwise stay
-/// per process, silently).
-pub fn token_store_from_config(
-    config: &brain_tools_core::TokenStoreConfig,
-) -> Result<std::sync::Arc<dyn TokenStore>, StoreError> {
-    #[cfg(feature = "postgres")]
-    {
-        let store = super::postgres::PostgresTokenStore::from_env(
-            &config.postgres_url_env,
-            &config.key_env,
-        )?
-        .with_lease_ttl(Duration::from_secs(config.lease_seconds));
-        Ok(std::sync::Arc::new(store))
-    }
-    #[cfg(not(feature = "postgres"))]
-    {
-        let _ = config;
-        Err(StoreError::new(
-            StoreErrorKind::Config,
-            "token_store: this build has no Postgres token store (the `postgres` feature)",
-        ))
     }
 }
