@@ -72,6 +72,11 @@ fn config(server: &TestServer, auth: &TestAuthServer, name: &str) -> PathBuf {
 
 /// `mcp-call` of the echo tool with `config`, started.
 fn spawn(config: &std::path::Path, url: &str) -> Child {
+    spawn_with_key(config, url, &STANDARD.encode([42u8; 32]))
+}
+
+/// `mcp-call` of the echo tool with `config`, sealing with `key`, started.
+fn spawn_with_key(config: &std::path::Path, url: &str, key: &str) -> Child {
     Command::new(CALL)
         .args(["-config", &config.display().to_string()])
         .args([
@@ -84,7 +89,7 @@ fn spawn(config: &std::path::Path, url: &str) -> Child {
         ])
         .env("FLEET_CLIENT_SECRET", SECRET)
         .env("FLEET_PG_URL", url)
-        .env("FLEET_PG_KEY", STANDARD.encode([42u8; 32]))
+        .env("FLEET_PG_KEY", key)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -217,42 +222,106 @@ fn a_process_killed_holding_the_lease_blocks_others_for_the_lease_at_most() {
     assert_eq!(auth.token_requests().len(), 2);
 }
 
+/// The failure a call ended with: its kind and message.
+fn failure(out: &Output) -> (String, String) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let result: Value = serde_json::from_str(text.lines().last().unwrap_or("{}")).unwrap();
+    assert_eq!(result["is_error"], true, "{result}");
+    (
+        result["error"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        result["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+#[test]
+fn a_database_that_is_down_fails_the_call_on_time_naming_the_store() {
+    let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
+    let config = config(&server, &auth, "down");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let url = format!("postgres://brain:pw-of-the-fleet-9d2@127.0.0.1:{port}/postgres");
+    let started = Instant::now();
+    let out = spawn(&config, &url).wait_with_output().unwrap();
+    let (kind, message) = failure(&out);
+    assert_eq!(kind, "authorization_failed");
+    assert!(message.contains("token store (unavailable)"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(20), "on time");
+    assert!(
+        auth.token_requests().is_empty(),
+        "no token around the store"
+    );
+    let all = format!("{out:?}");
+    assert!(
+        !all.contains("pw-of-the-fleet-9d2"),
+        "the password never shows"
+    );
+}
+
+#[test]
+fn a_corrupt_row_fails_clearly_and_sends_no_token() {
+    let Some(url) = postgres() else { return };
+    let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
+    let config = config(&server, &auth, "corrupt");
+    succeeded(&spawn(&config, &url).wait_with_output().unwrap()).unwrap();
+    // Every row of this server gets a byte flipped.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let changed = runtime.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .execute(
+                "UPDATE brain_tokens SET sealed = set_byte(sealed, 13, get_byte(sealed, 13) # 1) \
+                 WHERE server_url = $1",
+                &[&server.url()],
+            )
+            .await
+            .unwrap()
+    });
+    assert_eq!(changed, 1);
+    let out = spawn(&config, &url).wait_with_output().unwrap();
+    let (kind, message) = failure(&out);
+    assert_eq!(kind, "authorization_failed");
+    assert!(message.contains("token store (unreadable)"), "{message}");
+    assert_eq!(auth.token_requests().len(), 1, "no token around the store");
+    for r in &server.stats().received {
+        if let Some(a) = &r.authorization {
+            assert_eq!(
+                a,
+                &format!("Bearer {}", auth.issued()[0]),
+                "no garbage token"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_wrong_key_fails_clearly_and_sends_no_token() {
     let Some(url) = postgres() else { return };
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     let config = config(&server, &auth, "wrong-key");
     succeeded(&spawn(&config, &url).wait_with_output().unwrap()).unwrap();
-    let challenges = auth.challenges().len();
+    let received = server.stats().received.len();
     // Another key: the row cannot be opened; the call fails naming why.
-    let out = Command::new(CALL)
-        .args(["-config", &config.display().to_string()])
-        .args([
-            "-tenant",
-            "acme",
-            "-tool",
-            "echo",
-            "-args",
-            r#"{"text":"hi"}"#,
-        ])
-        .env("FLEET_CLIENT_SECRET", SECRET)
-        .env("FLEET_PG_URL", &url)
-        .env("FLEET_PG_KEY", STANDARD.encode([7u8; 32]))
-        .stdin(Stdio::null())
-        .output()
+    let out = spawn_with_key(&config, &url, &STANDARD.encode([7u8; 32]))
+        .wait_with_output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let result: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    assert_eq!(result["is_error"], true, "{result}");
-    assert_eq!(result["error"]["kind"], "authorization_failed", "{result}");
-    let message = result["error"]["message"].as_str().unwrap();
+    let (kind, message) = failure(&out);
+    assert_eq!(kind, "authorization_failed");
     assert!(message.contains("token store (unreadable)"), "{message}");
+    assert!(message.contains("not among the keys given"), "{message}");
     assert_eq!(auth.token_requests().len(), 1, "no token around the store");
-    // Nothing but the request without a token reached the server: no garbage token.
-    assert_eq!(auth.challenges().len(), challenges + 1);
-    for r in server.stats().received.iter().skip(1) {
-        if let Some(a) = &r.authorization {
-            assert_eq!(a, &format!("Bearer {}", auth.issued()[0]));
-        }
-    }
+    // The store is read before anything goes to the server: nothing was sent to it.
+    assert_eq!(server.stats().received.len(), received);
 }

@@ -286,7 +286,7 @@ impl Authorizer {
             return Ok(Some(token));
         }
         let mut flight = self.flight.lock().await;
-        self.load(&mut flight, server).await;
+        self.load(&mut flight, server).await?;
         if let Some(token) = self.bearer() {
             return Ok(Some(token));
         }
@@ -314,7 +314,7 @@ impl Authorizer {
         step_up: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
         let mut flight = self.flight.lock().await;
-        self.load(&mut flight, server).await;
+        self.load(&mut flight, server).await?;
         if step_up.is_none()
             && let Some(token) = self.bearer()
             && Some(&token) != refused
@@ -413,16 +413,19 @@ impl Authorizer {
     }
 
     /// Once, the tokens the host's store kept for this server (when nothing is held). A
-    /// store that fails here is asked again when a token is needed.
-    async fn load(&self, flight: &mut Flight, server: &HttpUrl) {
+    /// store that fails fails the call at once, the failure held like any other (a
+    /// store that is down is not asked again by every call).
+    async fn load(&self, flight: &mut Flight, server: &HttpUrl) -> Result<(), AuthFailure> {
         if std::mem::replace(&mut flight.loaded, true) || self.held().is_some() {
-            return;
+            return Ok(());
         }
         let Some(store) = self.store() else {
-            return;
+            return Ok(());
         };
         let key = self.store_key(server);
-        let _ = self.reload(store.0.as_ref(), &key).await;
+        let loaded = self.reload(store.0.as_ref(), &key).await.map(|_| ());
+        flight.note(&loaded);
+        loaded
     }
 
     /// A new token: by refresh token when one is held and works, else by the client's
