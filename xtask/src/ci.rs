@@ -1,7 +1,9 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
-//! house rules, clippy, rustdoc, packaging the library crates, the fuzz targets' type-check, every test once, the short
-//! soak, the instructions-per-call guard, the conformance suite and interop. Fuzzing itself (`cargo xtask fuzz`) is not part of it:
-//! its instrumented nightly build alone takes longer than the rest of CI.
+//! house rules, clippy, rustdoc, packaging the library crates, the fuzz targets' type-check,
+//! every test once, the short soak, the instructions-per-call guard, the conformance suite
+//! and interop. The token store's tests run against a Postgres it starts under `target/`
+//! (`crate::postgres`). Fuzzing itself (`cargo xtask fuzz`) is not part of it: its
+//! instrumented nightly build alone takes longer than the rest of CI.
 
 use crate::cmd;
 

@@ -325,3 +325,31 @@ fn a_wrong_key_fails_clearly_and_sends_no_token() {
     // The store is read before anything goes to the server: nothing was sent to it.
     assert_eq!(server.stats().received.len(), received);
 }
+
+#[test]
+fn a_store_whose_variables_are_unset_fails_the_start_naming_them() {
+    let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
+    let path = config(&server, &auth, "unset");
+    // mcp-call: a usage error naming the variable, before anything is sent.
+    let out = Command::new(CALL)
+        .args(["-config", &path.display().to_string()])
+        .args(["-tenant", "acme", "-tool", "echo", "-args", "{}"])
+        .env_remove("FLEET_PG_URL")
+        .env("FLEET_PG_KEY", STANDARD.encode([42u8; 32]))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("FLEET_PG_URL is not set"), "{err}");
+    assert!(auth.seen().is_empty() && server.stats().received.is_empty());
+    // ToolHost: refused as invalid, naming it.
+    let config =
+        brain_tools_core::HostConfig::load(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let Err(err) = brain_mcp_bind::ToolHost::new(config, brain_mcp_bind::ClientConfig::default())
+    else {
+        panic!("a host whose store cannot be made starts");
+    };
+    assert_eq!(err.kind(), brain_mcp_bind::HostErrorKind::Invalid);
+    assert!(err.to_string().contains("FLEET_PG_URL is not set"), "{err}");
+}
