@@ -22,8 +22,10 @@ use serde_json::{Value, json};
 const CALL: &str = env!("CARGO_BIN_EXE_mcp-call");
 const CLIENT: &str = "fleet-host";
 const SECRET: &str = "fleet-client-secret-5f0b";
-/// How long a refresh's lease lasts in these tests.
+/// How long a refresh's lease lasts where a holder is killed; elsewhere [`LONG_LEASE`],
+/// so a holder slowed down by a loaded machine keeps it.
 const LEASE_SECONDS: u64 = 3;
+const LONG_LEASE: u64 = 15;
 
 fn postgres() -> Option<String> {
     match std::env::var("BRAIN_TEST_POSTGRES_URL") {
@@ -40,8 +42,9 @@ fn postgres() -> Option<String> {
 }
 
 /// A host config for the echo tool of `server` with machine credentials for `auth`,
-/// its tokens in the Postgres store; written to a file of its own.
-fn config(server: &TestServer, auth: &TestAuthServer, name: &str) -> PathBuf {
+/// its tokens in the Postgres store with leases of `lease` seconds; written to a file of
+/// its own.
+fn config_with(server: &TestServer, auth: &TestAuthServer, name: &str, lease: u64) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("brain-fleet-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("host.json");
@@ -63,11 +66,16 @@ fn config(server: &TestServer, auth: &TestAuthServer, name: &str) -> PathBuf {
         "token_store": {
             "postgres_url_env": "FLEET_PG_URL",
             "key_env": "FLEET_PG_KEY",
-            "lease_seconds": LEASE_SECONDS,
+            "lease_seconds": lease,
         },
     });
     std::fs::write(&path, config.to_string()).unwrap();
     path
+}
+
+/// [`config_with`] long leases.
+fn config(server: &TestServer, auth: &TestAuthServer, name: &str) -> PathBuf {
+    config_with(server, auth, name, LONG_LEASE)
 }
 
 /// `mcp-call` of the echo tool with `config`, started.
@@ -189,7 +197,7 @@ fn a_process_killed_holding_the_lease_blocks_others_for_the_lease_at_most() {
     let Some(url) = postgres() else { return };
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     auth.configure(|c| c.hang_token_requests = 1);
-    let config = config(&server, &auth, "killed");
+    let config = config_with(&server, &auth, "killed", LEASE_SECONDS);
     // The first process takes the lease and asks for a token, which never comes.
     let mut holder = spawn(&config, &url);
     let waited = Instant::now();
