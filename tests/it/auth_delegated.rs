@@ -146,33 +146,6 @@ async fn a_declined_approval_fails_before_the_tool_is_called() {
     assert_eq!(server.stats().count("tools/call"), 0);
 }
 
-/// A host's store: a map, shared by every "run".
-#[derive(Default)]
-struct MemoryStore(
-    Mutex<std::collections::HashMap<(Option<String>, String), brain_mcp_bind::StoredTokens>>,
-);
-
-#[async_trait]
-impl brain_mcp_bind::TokenStore for MemoryStore {
-    async fn load(
-        &self,
-        principal: Option<&str>,
-        server_url: &str,
-    ) -> Option<brain_mcp_bind::StoredTokens> {
-        let key = (principal.map(str::to_owned), server_url.to_owned());
-        self.0.lock().expect("store").get(&key).cloned()
-    }
-    async fn save(
-        &self,
-        principal: Option<&str>,
-        server_url: &str,
-        tokens: brain_mcp_bind::StoredTokens,
-    ) {
-        let key = (principal.map(str::to_owned), server_url.to_owned());
-        self.0.lock().expect("store").insert(key, tokens);
-    }
-}
-
 #[tokio::test]
 async fn a_token_store_carries_a_delegation_across_restarts() {
     let auth = TestAuthServer::start(AuthConfig::new("", "public-client", "unused"));
@@ -181,7 +154,7 @@ async fn a_token_store_carries_a_delegation_across_restarts() {
         c.resource = server.url();
         c.refresh_tokens = true;
     });
-    let store = Arc::new(MemoryStore::default());
+    let store = Arc::new(crate::auth_shared::Recording::default());
     let carol = user(true);
     let client = || {
         OAuthClient::delegated(carol.clone(), REDIRECT)
@@ -205,14 +178,12 @@ async fn a_token_store_carries_a_delegation_across_restarts() {
     let out = run("c1").await;
     assert_eq!(out.result["is_error"], false, "{}", out.result);
     assert_eq!(carol.prompts.lock().expect("prompts").len(), 1);
-    let saved = store
-        .0
-        .lock()
-        .expect("store")
-        .values()
-        .next()
-        .cloned()
-        .expect("saved tokens");
+    let (key, saved) = store.last_saved().expect("saved tokens");
+    assert_eq!(
+        key.principal.as_deref(),
+        Some("carol"),
+        "a user's tokens are hers"
+    );
     assert_eq!(saved.issuer, auth.url());
     assert!(saved.refresh_token.is_some() && saved.access_token.is_some());
     assert!(

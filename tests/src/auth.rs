@@ -50,6 +50,13 @@ pub struct AuthConfig {
     pub refuse_tokens: bool,
     /// Refresh tokens are issued with access tokens.
     pub refresh_tokens: bool,
+    /// Each refresh token is good once (rotation); one presented again revokes the whole
+    /// grant, every access and refresh token issued (reuse detection, counted in
+    /// [`TestAuthServer::revocations`]).
+    pub rotate_refresh_tokens: bool,
+    /// The next this many token requests are recorded, then never answered (a minute's
+    /// wait, then 503): a client killed meanwhile dies holding whatever it held.
+    pub hang_token_requests: u32,
     /// Every token response carries this access token instead of the one issued (a
     /// hostile server's choice; the MCP server still accepts only tokens issued).
     pub access_token: Option<String>,
@@ -82,6 +89,8 @@ impl AuthConfig {
             metadata_issuer: None,
             refuse_tokens: false,
             refresh_tokens: false,
+            rotate_refresh_tokens: false,
+            hang_token_requests: 0,
             access_token: None,
             assertions: Vec::new(),
             dpop: false,
@@ -136,6 +145,11 @@ struct State {
     nonce_demands: u32,
     /// ID-JAGs issued.
     jags: u32,
+    /// Refresh tokens not used yet, and used ones (with rotation).
+    refresh_live: HashSet<String>,
+    refresh_used: HashSet<String>,
+    /// Grants revoked for a refresh token's reuse.
+    revocations: u32,
 }
 
 /// One DPoP proof the MCP server's guard saw.
@@ -189,6 +203,9 @@ impl TestAuthServer {
             nonce: 0,
             nonce_demands: 0,
             jags: 0,
+            refresh_live: HashSet::new(),
+            refresh_used: HashSet::new(),
+            revocations: 0,
         }));
         let (shutdown, mut stop) = oneshot::channel::<()>();
         let shared = state.clone();
@@ -255,6 +272,11 @@ impl TestAuthServer {
     pub fn issued(&self) -> Vec<String> {
         let n = lock(&self.state).issued;
         (1..=n).map(token_name).collect()
+    }
+
+    /// How many times a refresh token's reuse revoked the grant.
+    pub fn revocations(&self) -> u32 {
+        lock(&self.state).revocations
     }
 
     /// Makes every token issued so far invalid at the MCP server.
@@ -467,6 +489,19 @@ async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<F
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
     };
+    let hang = {
+        let mut state = lock(state);
+        let hang = parts.uri.path() == "/token" && state.config.hang_token_requests > 0;
+        if hang {
+            state.config.hang_token_requests -= 1;
+            state.seen.push(seen.clone());
+        }
+        hang
+    };
+    if hang {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        return reply(503, &json!({"error": "temporarily_unavailable"}));
+    }
     let mut state = lock(state);
     state.seen.push(seen.clone());
     let origin = state.origin.clone();

@@ -1,7 +1,9 @@
 //! `cargo xtask ci`: the whole check, as CI runs it on a fresh clone: format, architecture,
-//! house rules, clippy, rustdoc, packaging the library crates, the fuzz targets' type-check, every test once, the short
-//! soak, the instructions-per-call guard, the conformance suite and interop. Fuzzing itself (`cargo xtask fuzz`) is not part of it:
-//! its instrumented nightly build alone takes longer than the rest of CI.
+//! house rules, clippy, rustdoc, packaging the library crates, the fuzz targets' type-check,
+//! every test once, the short soak, the instructions-per-call guard, the conformance suite
+//! and interop. The token store's tests run against a Postgres it starts under `target/`
+//! (`crate::postgres`). Fuzzing itself (`cargo xtask fuzz`) is not part of it: its
+//! instrumented nightly build alone takes longer than the rest of CI.
 
 use crate::cmd;
 
@@ -16,6 +18,23 @@ pub(crate) fn run() -> Result<(), String> {
         &[
             "clippy",
             "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    // The Postgres token store is behind a feature the workspace build leaves off.
+    cmd::run(
+        &cargo,
+        &[
+            "clippy",
+            "-p",
+            "brain-mcp-bind",
+            "--features",
+            "postgres",
             "--all-targets",
             "--locked",
             "--",
@@ -67,6 +86,33 @@ pub(crate) fn run() -> Result<(), String> {
     // tests together.
     for package in CRATES {
         cmd::run(&cargo, &["test", "--locked", "-q", "-p", package], &[])?;
+    }
+    // The token store against a real Postgres started here (CI fails if it cannot
+    // start): the store's contract, and mcp-call processes sharing one grant.
+    {
+        let postgres = crate::postgres::start()?;
+        let envs = [
+            (crate::postgres::URL_VAR, postgres.url.as_str()),
+            ("BRAIN_REQUIRE_POSTGRES", "1"),
+        ];
+        cmd::run(
+            &cargo,
+            &[
+                "test",
+                "--locked",
+                "-q",
+                "-p",
+                "brain-mcp-bind",
+                "--features",
+                "postgres",
+                "--lib",
+                "--test",
+                "postgres_store",
+                "--test",
+                "fleet",
+            ],
+            &envs,
+        )?;
     }
     // The library without its programs builds with the features it asks for (no signal
     // handling, no log formatting): what a service embedding it gets.

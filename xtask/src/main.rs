@@ -9,6 +9,7 @@
 //! - `fuzz`: seeds, builds (nightly) and runs every fuzz target for a while; see `fuzz/README.md`.
 //! - `peers`: installs the real MCP peer servers the end-to-end tests use.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
+//! - `postgres`: starts a Postgres under target/ for the token store's tests, until Enter.
 //! - `interop`: mcp-tools and mcp-call against the real peers in each era; writes docs/interop.md.
 
 mod arch;
@@ -21,6 +22,7 @@ mod fuzz;
 mod guard;
 mod interop;
 mod peers;
+mod postgres;
 mod soak;
 mod tidy;
 
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("peers") => peers::run(&args[1..]),
         Some("interop") => interop::run(),
+        Some("postgres") => postgres::run(),
         Some("soak") => soak::run(&args[1..]),
         Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
@@ -68,6 +71,8 @@ commands:
   fuzz    run the fuzz targets (needs a nightly toolchain) for SECONDS each [SECONDS [TARGET]...], default 60 s, all
   soak    10 000 calls at concurrency 64 (faults, peers, both eras); fails on sessions left
           open, late calls, fd or RSS growth [--quick] [--calls N] [--concurrency C]
+  postgres  start a Postgres under target/postgres for the token store's tests; prints
+          BRAIN_TEST_POSTGRES_URL=..., stops on Enter
   peers   install the real MCP peer servers under target/peers [everything|python|rmcp]...
   interop mcp-tools + mcp-call against the real peers in each era; writes docs/interop.md
   conformance  the MCP conformance suite's client scenarios [FILTER]... (installs under target/conformance)";

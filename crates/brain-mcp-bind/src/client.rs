@@ -46,6 +46,8 @@ struct Inner {
     /// The class every server is taken to be in, instead of the one its URL gives: set
     /// only by tests, which simulate a server off loopback with it.
     server_class: std::sync::Mutex<Option<AddrClass>>,
+    /// The host's token store, for the OAuth clients of bindings' `oauth` blocks.
+    token_store: std::sync::Mutex<Option<crate::auth::Store>>,
 }
 
 /// Handshake-era sessions, counted as they open and end.
@@ -119,6 +121,7 @@ impl McpClient {
                 limits: Limits::default(),
                 allow_private_auth_destinations: AtomicBool::new(false),
                 server_class: std::sync::Mutex::new(None),
+                token_store: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -174,6 +177,27 @@ impl McpClient {
         self.inner
             .allow_private_auth_destinations
             .store(allow, Ordering::Relaxed);
+    }
+
+    /// Keeps the tokens of bindings' `oauth` blocks in `store` (the host config's
+    /// `token_store`), shared with every process using it; `None`: in this process only.
+    /// OAuth clients an embedder gives keep the store they were given.
+    pub fn set_token_store(&self, store: Option<Arc<dyn crate::TokenStore>>) {
+        *self
+            .inner
+            .token_store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = store.map(crate::auth::Store);
+    }
+
+    /// The host's token store, if set ([`Self::set_token_store`]).
+    pub fn token_store(&self) -> Option<Arc<dyn crate::TokenStore>> {
+        self.inner
+            .token_store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|s| s.0.clone())
     }
 
     /// Whether URLs a server names may reach private addresses for every server (see

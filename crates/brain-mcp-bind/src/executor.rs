@@ -275,9 +275,15 @@ impl McpExecutor {
         let (bearer, oauth) = match self.credential(&ctx.call.tenant, mcp.url().as_str()).await {
             Credential::FromBinding => (
                 ctx.token.as_ref().map(|t| BearerToken::new(t.expose())),
-                oauth
-                    .cloned()
-                    .or_else(|| binding.oauth().map(OAuthClient::from_config)),
+                oauth.cloned().or_else(|| {
+                    binding.oauth().map(|config| {
+                        let client = OAuthClient::from_config(config);
+                        match self.client.token_store() {
+                            Some(store) => client.with_token_store(store),
+                            None => client,
+                        }
+                    })
+                }),
             ),
             Credential::Bearer(token) => (Some(BearerToken::new(token.expose())), None),
             Credential::OAuth(client) => (None, Some(client)),

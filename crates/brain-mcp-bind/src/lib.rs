@@ -50,9 +50,13 @@ mod target;
 mod text;
 
 pub use auth::{
-    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    DEFAULT_LEASE_TTL, Declined, IdentityAssertion, Lease, MemoryTokenStore, OAuthClient,
+    StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version, Versioned,
+    token_store_from_config,
 };
+#[cfg(feature = "postgres")]
+pub use auth::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};
 pub use discover::{DiscoverError, DiscoverErrorKind};

@@ -34,7 +34,7 @@ mod url;
 
 pub use arguments::Arguments;
 pub use binding::{Binding, Endpoint, HttpEndpoint, McpEndpoint, TaskSupport};
-pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES};
+pub use config::{ConfigError, ConfigErrors, HostConfig, MAX_CONFIG_BYTES, TokenStoreConfig};
 pub use event::{
     ContentBlock, ErrorKind, MAX_ERROR_MESSAGE, ProgressEvent, ToolError, ToolEvent,
     ToolResultEvent,

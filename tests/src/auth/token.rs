@@ -74,9 +74,7 @@ pub(super) fn token(
                     .form("assertion")
                     .is_some_and(|a| config.assertions.contains(&a))
         }
-        Some("refresh_token") => seen
-            .form("refresh_token")
-            .is_some_and(|r| r.starts_with("refresh-")),
+        Some("refresh_token") => refresh(seen, state, config),
         _ => false,
     };
     if !grant_ok {
@@ -96,7 +94,30 @@ pub(super) fn token(
         answer["expires_in"] = json!(expires);
     }
     if config.refresh_tokens {
-        answer["refresh_token"] = json!(refresh_name(state.issued));
+        let refresh = refresh_name(state.issued);
+        state.refresh_live.insert(refresh.clone());
+        answer["refresh_token"] = json!(refresh);
     }
     reply(200, &answer)
+}
+
+/// Whether the refresh token presented is good: any this server could have issued, or
+/// with rotation one issued and not used yet; a used one revokes the grant.
+fn refresh(seen: &AuthSeen, state: &mut State, config: &AuthConfig) -> bool {
+    let Some(presented) = seen.form("refresh_token") else {
+        return false;
+    };
+    if !config.rotate_refresh_tokens {
+        return presented.starts_with("refresh-");
+    }
+    if state.refresh_live.remove(&presented) {
+        state.refresh_used.insert(presented);
+        return true;
+    }
+    if state.refresh_used.contains(&presented) {
+        state.valid.clear();
+        state.refresh_live.clear();
+        state.revocations += 1;
+    }
+    false
 }

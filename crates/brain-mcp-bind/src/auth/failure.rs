@@ -18,6 +18,9 @@ pub(crate) enum AuthFault {
     Declined,
     /// This host could not do its own part (no randomness, a signature that failed).
     Host,
+    /// The host's token store (down, slow, a row it cannot read): no token is fetched
+    /// around it, since a refresh outside its lease could get the grant revoked.
+    Store,
 }
 
 /// Why no token could be had: whose fault, and a message (never a secret) saying what
@@ -30,7 +33,7 @@ pub(crate) struct AuthFailure {
 
 impl AuthFault {
     /// The name events give it: `config`, `authorization_server`, `resource_server`,
-    /// `declined`, `host`.
+    /// `declined`, `host`, `token_store`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Config => "config",
@@ -38,6 +41,7 @@ impl AuthFault {
             Self::ResourceServer => "resource_server",
             Self::Declined => "declined",
             Self::Host => "host",
+            Self::Store => "token_store",
         }
     }
 }
@@ -66,6 +70,11 @@ impl AuthFailure {
     /// This host failed at its own part.
     pub(crate) fn host(message: impl Into<String>) -> Self {
         Self::new(AuthFault::Host, message)
+    }
+
+    /// The host's token store failed.
+    pub(crate) fn store(message: impl Into<String>) -> Self {
+        Self::new(AuthFault::Store, message)
     }
 
     fn new(fault: AuthFault, message: impl Into<String>) -> Self {

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+
+use super::store::TokenStore;
 use brain_mcp_proto::auth::token::SubjectType;
 use brain_mcp_proto::auth::url::same_issuer;
 use brain_mcp_proto::text::Secrets;
@@ -217,47 +219,6 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Store")
     }
-}
-
-/// The tokens of one principal at one server, as a host keeps them between runs.
-/// `Debug` shows neither token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StoredTokens {
-    /// The authorization server that issued them: a refresh token goes back there only.
-    pub issuer: String,
-    /// The access token, if still worth keeping.
-    pub access_token: Option<Secret>,
-    /// When the access token expires, if it does.
-    pub expires_at: Option<std::time::SystemTime>,
-    /// The refresh token, if any.
-    pub refresh_token: Option<Secret>,
-    /// The scope granted, if known.
-    pub scope: Option<String>,
-}
-
-impl StoredTokens {
-    /// Tokens from `issuer`, none yet.
-    pub fn new(issuer: impl Into<String>) -> Self {
-        Self {
-            issuer: issuer.into(),
-            access_token: None,
-            expires_at: None,
-            refresh_token: None,
-            scope: None,
-        }
-    }
-}
-
-/// Where a host keeps tokens per principal and server, so a user's delegation survives a
-/// restart. Brain loads them the first time a server needs a token and saves every token
-/// it gets; a store that forgets costs only a new token request (or a new approval).
-#[async_trait]
-pub trait TokenStore: Send + Sync + 'static {
-    /// The tokens kept for `principal` at the server at `server_url`, if any.
-    async fn load(&self, principal: Option<&str>, server_url: &str) -> Option<StoredTokens>;
-    /// Keeps `tokens` for `principal` at the server at `server_url`.
-    async fn save(&self, principal: Option<&str>, server_url: &str, tokens: StoredTokens);
 }
 
 impl OAuthClient {

@@ -10,7 +10,7 @@ use brain_mcp_proto::auth::lifetime::Lifetime;
 use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
-use super::given::StoredTokens;
+use super::store::StoredTokens;
 
 /// Secrets remembered besides the token held, oldest forgotten first.
 const REMEMBERED: usize = 16;

@@ -9,14 +9,20 @@
 
 mod authorizers;
 mod code;
+mod configured;
 pub(crate) mod credentials;
 mod dpop;
 mod failure;
 mod flow;
 mod given;
 mod held;
+mod memory;
 mod net;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod seen;
+mod shared;
+mod store;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,17 +38,26 @@ use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
 pub(crate) use authorizers::Authorizers;
+pub use configured::token_store_from_config;
 pub(crate) use credentials::Credentials;
 use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
+pub(crate) use given::Store;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
+    IdentityAssertion, OAuthClient,
 };
 use held::{Held, Remembered};
+pub use memory::MemoryTokenStore;
 pub(crate) use net::{Net, Reach};
+#[cfg(feature = "postgres")]
+pub use postgres::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};
 pub(crate) use seen::no_token;
 pub use seen::{AUTH_TARGET, TOKEN_REQUESTS};
+pub use store::{
+    DEFAULT_LEASE_TTL, Lease, StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore,
+    Version, Versioned,
+};
 
 /// The tokens of one client (credentials, issuer, scopes, principal) for one server.
 /// Its `Debug` names the issuer and scopes only: it holds tokens and client secrets.
@@ -58,6 +73,8 @@ pub(crate) struct Authorizer {
     dpop_wanted: AtomicBool,
     /// The DPoP key, once made (one per authorizer, in memory only).
     dpop_key: Mutex<Option<Arc<DpopKey>>>,
+    /// The version of the row held, and the names used in the shared store.
+    shared: shared::Shared,
 }
 
 /// What token requests learn and reuse: the server's authority, and who this client
@@ -110,6 +127,7 @@ impl Authorizer {
             flight: tokio::sync::Mutex::new(Flight::default()),
             dpop_wanted: AtomicBool::new(client.dpop),
             dpop_key: Mutex::new(None),
+            shared: shared::Shared::new(client),
         }
     }
 
@@ -191,6 +209,13 @@ impl Authorizer {
         if let Some(token) = self.bearer_for_cleanup() {
             return Some(token);
         }
+        if let Some(store) = self.store() {
+            // Renewing rotates the grant, which happens under the lease only: a cleanup
+            // step takes what another call or process saved.
+            let key = self.store_key(server);
+            self.reload(store.0.as_ref(), &key).await.ok()?;
+            return self.bearer_for_cleanup();
+        }
         if flight.held_failure().is_some() {
             return None;
         }
@@ -217,9 +242,7 @@ impl Authorizer {
         .await;
         let kept = got.and_then(|token| self.keep(token, scope, &authority.issuer, &who));
         flight.note(&kept);
-        let bearer = kept.ok()?;
-        self.save(server).await;
-        Some(bearer)
+        kept.ok()
     }
 
     /// The refresh token held, if the authorization server `issuer` granted it (the only
@@ -263,7 +286,7 @@ impl Authorizer {
             return Ok(Some(token));
         }
         let mut flight = self.flight.lock().await;
-        self.load(&mut flight, server).await;
+        self.load(&mut flight, server).await?;
         if let Some(token) = self.bearer() {
             return Ok(Some(token));
         }
@@ -291,7 +314,7 @@ impl Authorizer {
         step_up: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
         let mut flight = self.flight.lock().await;
-        self.load(&mut flight, server).await;
+        self.load(&mut flight, server).await?;
         if step_up.is_none()
             && let Some(token) = self.bearer()
             && Some(&token) != refused
@@ -378,53 +401,37 @@ impl Authorizer {
     /// The host's store, when it may keep these tokens: not one user's tokens under
     /// enterprise-managed authorization without a principal to keep them apart by (the
     /// store is keyed by principal and server only, so another user would load them),
-    /// and not for a client set to DPoP (its tokens are bound to a key this process
-    /// alone holds, and a stored Bearer token would bypass the binding).
-    fn store(&self) -> Option<&given::Store> {
+    /// and not for a client set to DPoP or challenged for it (its tokens are bound to a
+    /// key this process alone holds, and a stored Bearer token would bypass the binding).
+    fn store(&self) -> Option<&Store> {
         let client = &self.client;
         let unkeyed = client.enterprise.is_some() && client.principal.is_none();
-        (!unkeyed && !client.dpop)
+        let dpop = client.dpop || self.dpop_wanted.load(Ordering::Relaxed);
+        (!unkeyed && !dpop)
             .then_some(client.store.as_ref())
             .flatten()
     }
 
-    /// Once, the tokens the host's store kept for this server (when nothing is held).
-    async fn load(&self, flight: &mut Flight, server: &HttpUrl) {
+    /// Once, the tokens the host's store kept for this server (when nothing is held). A
+    /// store that fails fails the call at once, the failure held like any other (a
+    /// store that is down is not asked again by every call).
+    async fn load(&self, flight: &mut Flight, server: &HttpUrl) -> Result<(), AuthFailure> {
         if std::mem::replace(&mut flight.loaded, true) || self.held().is_some() {
-            return;
+            return Ok(());
         }
         let Some(store) = self.store() else {
-            return;
+            return Ok(());
         };
-        let principal = self.client.principal.as_deref();
-        if let Some(held) = store
-            .0
-            .load(principal, &server.canonical())
-            .await
-            .and_then(Held::from_stored)
-        {
-            *lock(&self.held) = Some(held);
-        }
-    }
-
-    /// Hands the token held to the host's store, if any.
-    async fn save(&self, server: &HttpUrl) {
-        let (Some(store), Some(held)) = (self.store(), self.held()) else {
-            return;
-        };
-        if held.token.is_dpop() {
-            // Bound to a key that lives in this process only: useless after a restart.
-            return;
-        }
-        let principal = self.client.principal.as_deref();
-        store
-            .0
-            .save(principal, &server.canonical(), held.to_stored())
-            .await;
+        let key = self.store_key(server);
+        let loaded = self.reload(store.0.as_ref(), &key).await.map(|_| ());
+        flight.note(&loaded);
+        loaded
     }
 
     /// A new token: by refresh token when one is held and works, else by the client's
-    /// grant (client credentials, or the user's approval); saved to the host's store.
+    /// grant (client credentials, or the user's approval); with a host's store, one
+    /// another process saved, else one renewed under the store's lease and saved before
+    /// it is used.
     async fn get(
         &self,
         net: &Net<'_>,
@@ -432,9 +439,13 @@ impl Authorizer {
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
-        let token = self.fetch(net, flight, server, scope).await?;
-        self.save(server).await;
-        Ok(token)
+        match self.store() {
+            Some(store) => {
+                let store = store.0.clone();
+                self.get_shared(store, net, flight, server, scope).await
+            }
+            None => self.fetch(net, flight, server, scope).await,
+        }
     }
 
     /// A new token: by refresh token when one is held and works, else by the client's

@@ -123,6 +123,15 @@ pub fn main(args: &[String], out: &mut (dyn Write + Send), err: &mut dyn Write) 
         }
     };
     client.set_allow_private_auth_destinations(prepared.config.allow_private_auth_destinations());
+    if let Some(store) = prepared.config.token_store() {
+        match crate::token_store_from_config(store) {
+            Ok(store) => client.set_token_store(Some(store)),
+            Err(e) => {
+                let _ = writeln!(err, "mcp-call: {}", super::stderr_line(&e.to_string()));
+                return EXIT_USAGE;
+            }
+        }
+    }
     let logging = Logging::new("mcp-call", prepared.verbose, secrets_of(&prepared, &client));
     let code = runtime.block_on(logging.run(run(prepared, client, out, err)));
     logging.finish(err);

@@ -134,11 +134,23 @@ impl Drop for Inner {
     }
 }
 
+/// Gives `client` the store the config's `token_store` names, if any (read once, when
+/// the host starts: a reload does not change it).
+fn use_token_store(config: &HostConfig, client: &McpClient) -> Result<(), HostError> {
+    if let Some(store) = config.token_store() {
+        let store = crate::token_store_from_config(store)
+            .map_err(|e| HostError::new(HostErrorKind::Invalid, e.to_string()))?;
+        client.set_token_store(Some(store));
+    }
+    Ok(())
+}
+
 impl ToolHost {
     /// A host serving the MCP bindings of `config` (other bindings are not served: their
     /// executor is the application's), over an HTTP client built from `client`.
     pub fn new(config: HostConfig, client: ClientConfig) -> Result<Self, HostError> {
         let client = McpClient::with_config(client).map_err(|e| client_error(&e))?;
+        use_token_store(&config, &client)?;
         Ok(Self::with_executor(config, McpExecutor::new(client)))
     }
 
@@ -150,6 +162,7 @@ impl ToolHost {
         responder: Arc<dyn Responder>,
     ) -> Result<Self, HostError> {
         let client = McpClient::with_config(client).map_err(|e| client_error(&e))?;
+        use_token_store(&config, &client)?;
         Ok(Self::with_executor(
             config,
             McpExecutor::with_responder(client, responder),

@@ -59,7 +59,7 @@ pub(crate) fn schema_too_deep(text: &str) -> bool {
 }
 
 /// The root keys whose values [`Root::others`] keeps.
-pub(crate) const ROOT_SETTINGS: &[&str] = &["allow_private_auth_destinations"];
+pub(crate) const ROOT_SETTINGS: &[&str] = &["allow_private_auth_destinations", "token_store"];
 
 /// What the root of a streamed document held besides the tools.
 #[derive(Debug, Default)]

@@ -9,6 +9,7 @@ mod parse;
 mod repeats;
 pub(crate) mod rules;
 mod schemas;
+mod store;
 mod suggest;
 mod written;
 
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use error::{ConfigError, ConfigErrors};
+pub use store::TokenStoreConfig;
 
 use crate::binding::Binding;
 use crate::exact::strip_position;
@@ -32,7 +34,7 @@ use written::Written;
 pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The fields of the document itself.
-const ROOT_FIELDS: &[&str] = &["tools", ALLOW_PRIVATE];
+const ROOT_FIELDS: &[&str] = &["tools", ALLOW_PRIVATE, store::TOKEN_STORE];
 
 /// The root field that lets URLs a server names reach private networks.
 const ALLOW_PRIVATE: &str = "allow_private_auth_destinations";
@@ -43,6 +45,7 @@ pub struct HostConfig {
     tools: Vec<Arc<Binding>>,
     by_name: HashMap<String, usize>,
     allow_private_auth_destinations: bool,
+    token_store: Option<TokenStoreConfig>,
 }
 
 impl HostConfig {
@@ -150,6 +153,12 @@ impl HostConfig {
     pub fn allow_private_auth_destinations(&self) -> bool {
         self.allow_private_auth_destinations
     }
+
+    /// `token_store`, if set: the store on Postgres every host process shares OAuth
+    /// tokens through. See `docs/config.md`.
+    pub fn token_store(&self) -> Option<&TokenStoreConfig> {
+        self.token_store.as_ref()
+    }
 }
 
 const NOT_AN_OBJECT: &str = "must be a JSON object with a \"tools\" array";
@@ -168,11 +177,17 @@ struct Checker {
     limits: HashMap<String, (u32, String)>,
     /// The root's `allow_private_auth_destinations`.
     allow_private: bool,
+    /// The root's `token_store`.
+    token_store: Option<TokenStoreConfig>,
 }
 
 impl Checker {
     /// Checks a root field other than `tools` (unknown ones are reported by `finish`).
     fn root_field(&mut self, key: &str, value: &Value) {
+        if key == store::TOKEN_STORE {
+            self.token_store = store::parse(value, &mut self.errors);
+            return;
+        }
         if key != ALLOW_PRIVATE {
             return;
         }
@@ -252,6 +267,7 @@ impl Checker {
             tools,
             by_name,
             allow_private_auth_destinations: self.allow_private,
+            token_store: self.token_store,
         })
     }
 }

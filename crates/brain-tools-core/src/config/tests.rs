@@ -488,7 +488,7 @@ fn all_errors_are_reported_at_once() {
          tools[0].timout: unknown field; expected one of: name, description, input_schema, url, \
          mcp_tool, token_env, tenants, timeout_seconds, max_output_bytes, output_schema, inspect_session, headers, oauth, max_in_flight, task_support\n\
          tools[1].max_output_bytes: must be between 1 and 67108864\n\
-         extra: unknown field; expected one of: tools, allow_private_auth_destinations"
+         extra: unknown field; expected one of: tools, allow_private_auth_destinations, token_store"
     );
 }
 
@@ -577,6 +577,7 @@ mod limits;
 mod oauth;
 mod properties;
 mod schema_text;
+mod store;
 mod streamed;
 mod task_support;
 

@@ -178,7 +178,7 @@ fn a_root_key_written_twice_is_reported_once_for_each_problem() {
         [
             "x: duplicate field; only the last value would count",
             "x: duplicate field; only the last value would count",
-            "x: unknown field; expected one of: tools, allow_private_auth_destinations",
+            "x: unknown field; expected one of: tools, allow_private_auth_destinations, token_store",
         ]
     );
 }

@@ -1,0 +1,356 @@
+//! The authorizer's path through a token store shared by processes: load, use a fresh
+//! token another process saved; else take the row's lease, load again (the holder
+//! before may have renewed), renew, save (compare-and-swap) before the new token is
+//! used, release. A lease another process holds is waited for, with a bounded backoff,
+//! until its token is saved or the lease expires (its holder died) and is taken over.
+//! What to do next is decided by [`plan`], a pure function.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use brain_mcp_proto::auth::HttpUrl;
+use brain_mcp_transport::BearerToken;
+
+use super::flow::STEP_DEADLINE;
+use super::held::Held;
+use super::store::{Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned};
+use super::{AuthFailure, Authorizer, Credentials, Flight, Net, OAuthClient, lock};
+
+/// Waits between looks at a row another process has leased: from the first to the most.
+const FIRST_WAIT: Duration = Duration::from_millis(20);
+const MOST_WAIT: Duration = Duration::from_millis(500);
+
+/// What the authorizer keeps about the shared store: the version of the row the held
+/// tokens are, its name for the row's client, and its name as a lease holder.
+#[derive(Debug)]
+pub(super) struct Shared {
+    version: Mutex<Option<Version>>,
+    client_key: String,
+    holder: String,
+}
+
+impl Shared {
+    pub(super) fn new(client: &OAuthClient) -> Self {
+        let fingerprint = Credentials::of(client)
+            .map(|c| c.fingerprint())
+            .unwrap_or_default();
+        let text = format!(
+            "{:?}|{:?}|{:?}|{fingerprint}|{:?}",
+            client.issuer,
+            client.client_id,
+            client.scopes,
+            client.delegated.as_ref().map(|d| &d.redirect_uri),
+        );
+        let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+        let mut nonce = [0u8; 8];
+        // Without randomness the holder is named by process and time, still unique
+        // enough to tell holders apart.
+        let random = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce)
+            .map(|()| URL_SAFE_NO_PAD.encode(nonce))
+            .unwrap_or_else(|_| format!("{:?}", Instant::now()));
+        Self {
+            version: Mutex::new(None),
+            client_key: URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16]),
+            holder: format!("{}-{random}", std::process::id()),
+        }
+    }
+}
+
+/// What a step of the shared path found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Found {
+    /// A load: whether the row's token is fresh (and not one refused), and whether this
+    /// authorizer holds the lease.
+    Loaded { fresh: bool, leased: bool },
+    /// Asking for the lease got this, after `waited` in all and `waits` waits.
+    Leasing {
+        lease: Lease,
+        waited: Duration,
+        waits: u32,
+    },
+}
+
+/// What the authorizer does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Send the token loaded.
+    Use,
+    /// Ask for the lease.
+    TakeLease,
+    /// Load again (the lease was just granted: the holder before may have renewed).
+    Reload,
+    /// Renew the token (the lease is held), save it, then send it.
+    Renew,
+    /// Wait this long, then load again.
+    Wait(Duration),
+    /// The lease stayed held past `budget`: fail.
+    GiveUp,
+}
+
+/// The next step after `found`, now `now`, waiting `budget` at most in all.
+pub(super) fn plan(found: Found, now: SystemTime, budget: Duration) -> Next {
+    match found {
+        Found::Loaded { fresh: true, .. } => Next::Use,
+        Found::Loaded { leased: true, .. } => Next::Renew,
+        Found::Loaded { .. } => Next::TakeLease,
+        Found::Leasing {
+            lease: Lease::Granted,
+            ..
+        } => Next::Reload,
+        Found::Leasing {
+            lease: Lease::Held { until },
+            waited,
+            waits,
+        } => {
+            let backoff = FIRST_WAIT.saturating_mul(1 << waits.min(10)).min(MOST_WAIT);
+            // Look again just after the lease expires, to take it over at once.
+            let expiry = until.duration_since(now).unwrap_or_default() + FIRST_WAIT;
+            let wait = backoff.min(expiry);
+            if waited + wait > budget {
+                Next::GiveUp
+            } else {
+                Next::Wait(wait)
+            }
+        }
+    }
+}
+
+/// Releases a lease when dropped without [`Release::now`] (a call cancelled at its
+/// deadline), so the others need not wait for its expiry.
+struct Release {
+    store: Arc<dyn TokenStore>,
+    key: TokenKey,
+    holder: String,
+    done: bool,
+}
+
+impl Release {
+    async fn now(mut self) {
+        self.done = true;
+        // A release that fails leaves the lease to expire: nothing else to do.
+        let _ = self.store.release(&self.key, &self.holder).await;
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (store, key, holder) = (
+                self.store.clone(),
+                self.key.clone(),
+                std::mem::take(&mut self.holder),
+            );
+            runtime.spawn(async move {
+                let _ = store.release(&key, &holder).await;
+            });
+        }
+    }
+}
+
+/// A store's failure as the call's: `authorization_failed`, its fault `token_store`.
+fn failed(error: &StoreError) -> AuthFailure {
+    AuthFailure::store(format!(
+        "authorization: the token store ({}): {error}",
+        error.kind().as_str()
+    ))
+}
+
+impl Authorizer {
+    /// The row of the tokens for the server at `server`: a user's are the principal's,
+    /// machine tokens (no user delegates) the client's alone, shared by every principal.
+    pub(super) fn store_key(&self, server: &HttpUrl) -> TokenKey {
+        let machine = self.client.delegated.is_none() && self.client.enterprise.is_none();
+        let principal = self.client.principal.as_deref().filter(|_| !machine);
+        TokenKey::new(principal, &server.canonical(), &self.shared.client_key)
+    }
+
+    /// Holds the tokens of `found` if they are a version not held yet (refused if the
+    /// server refused that very token); the token to send now, if fresh.
+    pub(super) fn adopt(&self, found: Option<Versioned>) -> Option<BearerToken> {
+        let Some(found) = found else {
+            return self.bearer();
+        };
+        let mut version = lock(&self.shared.version);
+        if *version == Some(found.version) {
+            return self.bearer();
+        }
+        *version = Some(found.version);
+        drop(version);
+        let mut held = lock(&self.held);
+        let refused = held
+            .as_ref()
+            .filter(|h| h.life.is_refused())
+            .map(|h| h.token.expose().to_owned());
+        if let Some(mut new) = Held::from_stored(found.tokens) {
+            if refused.as_deref() == Some(new.token.expose()) {
+                new.refuse();
+            }
+            if let Some(old) = held.replace(new) {
+                lock(&self.remembered).retire(&old);
+            }
+        }
+        drop(held);
+        self.bearer()
+    }
+
+    /// Whether the token held was granted every scope in `wanted` (as far as known: a
+    /// token whose scope was not said is taken to have it).
+    fn covers(&self, wanted: Option<&str>) -> bool {
+        let held = self.held().and_then(|h| h.scope);
+        match (held, wanted) {
+            (Some(held), Some(wanted)) => wanted
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .all(|w| held.split(' ').any(|h| h == w)),
+            _ => true,
+        }
+    }
+
+    /// The row's tokens, adopted: the token to send now, if fresh.
+    pub(super) async fn reload(
+        &self,
+        store: &dyn TokenStore,
+        key: &TokenKey,
+    ) -> Result<Option<BearerToken>, AuthFailure> {
+        let found = store.load(key).await.map_err(|e| failed(&e))?;
+        Ok(self.adopt(found))
+    }
+
+    /// A new token through the shared store `store`: one another process saved, else one
+    /// renewed under the row's lease and saved before it is returned.
+    pub(super) async fn get_shared(
+        &self,
+        store: Arc<dyn TokenStore>,
+        net: &Net<'_>,
+        flight: &mut Flight,
+        server: &HttpUrl,
+        scope: Option<String>,
+    ) -> Result<BearerToken, AuthFailure> {
+        let key = self.store_key(server);
+        let ttl = store.lease_ttl();
+        let budget = ttl + STEP_DEADLINE;
+        let (mut waited, mut waits) = (Duration::ZERO, 0);
+        let mut found = None;
+        let mut step = Found::Loaded {
+            fresh: false,
+            leased: false,
+        };
+        let mut next = Next::Reload;
+        let guard = loop {
+            match next {
+                Next::Reload => {
+                    found = self.reload(store.as_ref(), &key).await?;
+                    step = Found::Loaded {
+                        fresh: found.is_some() && self.covers(scope.as_deref()),
+                        leased: false,
+                    };
+                }
+                Next::TakeLease => {
+                    let lease = store
+                        .lease(&key, &self.shared.holder, ttl)
+                        .await
+                        .map_err(|e| failed(&e))?;
+                    if lease == Lease::Granted {
+                        break Release {
+                            store: store.clone(),
+                            key: key.clone(),
+                            holder: self.shared.holder.clone(),
+                            done: false,
+                        };
+                    }
+                    step = Found::Leasing {
+                        lease,
+                        waited,
+                        waits,
+                    };
+                }
+                Next::Wait(wait) => {
+                    tokio::time::sleep(wait).await;
+                    (waited, waits) = (waited + wait, waits + 1);
+                    next = Next::Reload;
+                    continue;
+                }
+                Next::Use => return found.ok_or_else(|| AuthFailure::host("no token")),
+                Next::GiveUp => {
+                    return Err(AuthFailure::store(format!(
+                        "authorization: the token store's lease for this server stayed held \
+                         by another process for {}s",
+                        waited.as_secs()
+                    )));
+                }
+                Next::Renew => unreachable_renew()?,
+            }
+            next = plan(step, SystemTime::now(), budget);
+        };
+        let result = self
+            .renew_leased(&store, &key, net, flight, server, scope)
+            .await;
+        guard.now().await;
+        result
+    }
+
+    /// Under the lease: load again, use what the holder before saved if fresh, else
+    /// renew, save, and only then hand the token out.
+    async fn renew_leased(
+        &self,
+        store: &Arc<dyn TokenStore>,
+        key: &TokenKey,
+        net: &Net<'_>,
+        flight: &mut Flight,
+        server: &HttpUrl,
+        scope: Option<String>,
+    ) -> Result<BearerToken, AuthFailure> {
+        let found = self.reload(store.as_ref(), key).await?;
+        let step = Found::Loaded {
+            fresh: found.is_some() && self.covers(scope.as_deref()),
+            leased: true,
+        };
+        if plan(step, SystemTime::now(), Duration::ZERO) == Next::Use
+            && let Some(token) = found
+        {
+            return Ok(token);
+        }
+        let token = self.fetch(net, flight, server, scope).await?;
+        let expected = *lock(&self.shared.version);
+        let Some(stored) = self.held().map(|h| h.to_stored()) else {
+            return Err(AuthFailure::host(
+                "authorization: no token held after renewal",
+            ));
+        };
+        match store.save(key, expected, &stored).await {
+            Ok(version) => {
+                *lock(&self.shared.version) = Some(version);
+                Ok(token)
+            }
+            Err(error) => {
+                // Never send a token whose refresh token is not saved; the refresh token
+                // stays held, to be saved by the next renewal.
+                if let Some(held) = lock(&self.held).as_mut() {
+                    held.refuse();
+                }
+                if error.kind() == StoreErrorKind::Conflict
+                    && let Some(theirs) = self.reload(store.as_ref(), key).await?
+                {
+                    return Ok(theirs);
+                }
+                Err(failed(&error))
+            }
+        }
+    }
+}
+
+/// The loop above never plans a renewal before the lease is granted (it breaks out).
+fn unreachable_renew() -> Result<(), AuthFailure> {
+    Err(AuthFailure::host(
+        "authorization: a renewal was planned without the lease",
+    ))
+}
+
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod tests;
