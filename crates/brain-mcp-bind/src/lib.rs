@@ -50,8 +50,9 @@ mod target;
 mod text;
 
 pub use auth::{
-    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
-    IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
+    AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
+    DEFAULT_MAX_AUTHORIZER_BYTES, DEFAULT_MAX_AUTHORIZERS, Declined, IdentityAssertion,
+    OAuthClient, StoredTokens, TokenStore,
 };
 pub use brain_mcp_proto::client::Era;
 pub use client::{CLEANUP_STEP_DEADLINE, ClientStats, McpClient};

@@ -13,6 +13,7 @@ pub(crate) mod credentials;
 mod dpop;
 mod failure;
 mod flow;
+mod footprint;
 mod given;
 mod held;
 mod net;
@@ -32,9 +33,11 @@ use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
 pub(crate) use authorizers::Authorizers;
+pub use authorizers::{DEFAULT_MAX_AUTHORIZER_BYTES, DEFAULT_MAX_AUTHORIZERS};
 pub(crate) use credentials::Credentials;
 use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
+use footprint::Footprint;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
     IdentityAssertion, OAuthClient, StoredTokens, TokenStore,
@@ -58,6 +61,8 @@ pub(crate) struct Authorizer {
     dpop_wanted: AtomicBool,
     /// The DPoP key, once made (one per authorizer, in memory only).
     dpop_key: Mutex<Option<Arc<DpopKey>>>,
+    /// What the tokens held and secrets remembered weigh, in the pool's total.
+    footprint: Footprint,
 }
 
 /// What token requests learn and reuse: the server's authority, and who this client
@@ -100,7 +105,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Authorizer {
-    fn new(client: &OAuthClient) -> Self {
+    fn new(client: &OAuthClient, footprint: Footprint) -> Self {
         let scopes = client.scopes.join(" ");
         Self {
             client: client.clone(),
@@ -110,7 +115,16 @@ impl Authorizer {
             flight: tokio::sync::Mutex::new(Flight::default()),
             dpop_wanted: AtomicBool::new(client.dpop),
             dpop_key: Mutex::new(None),
+            footprint,
         }
+    }
+
+    /// Weighs what is held again, after it changed.
+    fn reweigh(&self) {
+        let held = lock(&self.held);
+        let remembered = lock(&self.remembered);
+        self.footprint
+            .set(footprint::weigh(held.as_ref(), &remembered));
     }
 
     /// The DPoP key, made now if tokens are to be DPoP-bound and none exists yet.
@@ -404,6 +418,7 @@ impl Authorizer {
             .and_then(Held::from_stored)
         {
             *lock(&self.held) = Some(held);
+            self.reweigh();
         }
     }
 
@@ -521,6 +536,7 @@ impl Authorizer {
         if let Some(ClientProof::Secret(secret)) = &got.proof {
             lock(&self.remembered).add(&Secret::issued(secret.expose()));
         }
+        self.reweigh();
         flight
             .registered
             .insert(authority.issuer.clone(), got.clone());
@@ -561,6 +577,8 @@ impl Authorizer {
             };
             remembered.add(&secret);
         }
+        self.footprint
+            .set(footprint::weigh(held.as_ref(), &remembered));
         Ok(bearer)
     }
 }
