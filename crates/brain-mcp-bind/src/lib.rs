@@ -35,6 +35,10 @@ mod executor;
 #[doc(hidden)]
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+/// Entry points for `brain-bench` (`bench/`); not a stable API.
+#[doc(hidden)]
+#[cfg(feature = "bench")]
+pub use auth::benching;
 mod gate;
 mod guard;
 pub mod host;

@@ -8,6 +8,8 @@
 //! any secret is sent.
 
 mod authorizers;
+#[cfg(feature = "bench")]
+pub mod benching;
 mod code;
 pub(crate) mod credentials;
 mod dpop;
