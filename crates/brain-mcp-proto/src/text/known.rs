@@ -131,7 +131,9 @@ pub fn learn_issued(value: &str) {
 pub fn credential_like(value: &str) -> bool {
     let bytes = value.as_bytes();
     // Visible ASCII is below 128: one bit per byte value seen.
-    let seen = bytes.iter().fold(0u128, |seen, b| seen | 1u128 << (b & 0x7f));
+    let seen = bytes
+        .iter()
+        .fold(0u128, |seen, b| seen | 1u128 << (b & 0x7f));
     bytes.len() >= MIN_ISSUED
         && bytes.iter().all(u8::is_ascii_graphic)
         && seen.count_ones() >= 8
