@@ -20,6 +20,9 @@
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod auth;
+#[doc(hidden)]
+#[cfg(feature = "bench")]
+pub mod benching;
 mod bindings;
 mod breaker;
 mod client;
@@ -35,10 +38,6 @@ mod executor;
 #[doc(hidden)]
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-/// Entry points for `brain-bench` (`bench/`); not a stable API.
-#[doc(hidden)]
-#[cfg(feature = "bench")]
-pub use auth::benching;
 mod gate;
 mod guard;
 pub mod host;

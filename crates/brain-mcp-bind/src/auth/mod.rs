@@ -8,8 +8,6 @@
 //! any secret is sent.
 
 mod authorizers;
-#[cfg(feature = "bench")]
-pub mod benching;
 mod code;
 pub(crate) mod credentials;
 mod dpop;
@@ -119,6 +117,19 @@ impl Authorizer {
             dpop_key: Mutex::new(None),
             footprint,
         }
+    }
+
+    /// Keeps the token `issuer` granted in `token_response` (a token endpoint's JSON
+    /// body) to the client's own credentials, as a client credentials grant does: for
+    /// `brain-bench tenants`.
+    #[cfg(feature = "bench")]
+    pub(crate) fn keep_granted(&self, issuer: &str, token_response: &[u8]) -> Result<(), String> {
+        let who = Credentials::of(&self.client).ok_or("the credentials have no client id")?;
+        let token = brain_mcp_proto::auth::token::read_token(200, token_response)
+            .map_err(|e| e.to_string())?;
+        self.keep(token, None, issuer, &who)
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     /// Weighs what is held again, after it changed.

@@ -1,11 +1,9 @@
 //! Entry points for `brain-bench tenants` (`bench/`): tenants' authorizers made as calls
 //! make them, without a server. Not a stable API.
+#![doc(hidden)]
 
-use brain_mcp_proto::auth::token::read_token;
-
-use super::{Credentials, OAuthClient};
-use crate::McpClient;
 use crate::target::Target;
+use crate::{McpClient, OAuthClient};
 
 /// Makes (or finds) the authorizer that a call with `oauth` to the server at `url` uses,
 /// as the executor does, and has it keep the token that `issuer` granted in
@@ -21,12 +19,7 @@ pub fn hold_token(
         .map_err(|e| e.to_string())?
         .with_oauth(client.authorizers(), oauth);
     let authorizer = target.auth.ok_or("no authorizer")?;
-    let who = Credentials::of(oauth).ok_or("the credentials have no client id")?;
-    let token = read_token(200, token_response).map_err(|e| e.to_string())?;
-    authorizer
-        .keep(token, None, issuer, &who)
-        .map(drop)
-        .map_err(|e| e.to_string())
+    authorizer.keep_granted(issuer, token_response)
 }
 
 /// Finds the authorizer that a call with `oauth` to the server at `url` uses, as the
