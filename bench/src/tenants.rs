@@ -3,8 +3,10 @@
 //!
 //! Each tenant is a principal of its own with client credentials for one server; its
 //! authorizer is made as a call makes it (`benching::hold_token`: the target, the
-//! client's pool) and keeps a token response of its own: an access token of B bytes
-//! (default 1 KiB), a refresh token (default 1 KiB), a scope and a lifetime. The memory
+//! client's pool) and left as a first call leaves it: the server's authority learned
+//! from its metadata documents (the search run on them), and a token response of its
+//! own kept: an access token of B bytes (default 1 KiB), a refresh token (default
+//! 1 KiB), a scope and a lifetime. The memory
 //! is the process's allocated memory (`RssAnon`) after the first 1% of tenants (at most
 //! 1,000, which fill what is made once: the process's secret registry, the first table
 //! sizes) and after the rest, divided by the rest; against it, in the same run, the raw
@@ -26,6 +28,12 @@ use crate::spawn;
 const SERVER: &str = "https://mcp.example.com/mcp";
 const ISSUER: &str = "https://auth.example.com";
 const CLIENT_ID: &str = "brain-host";
+
+/// The server's protected resource metadata, as a search fetches it first.
+const RESOURCE_METADATA: &str = r#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"scopes_supported":["tools.read","tools.write"],"bearer_methods_supported":["header"]}"#;
+
+/// Its authorization server's metadata, of a common shape.
+const SERVER_METADATA: &str = r#"{"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/oauth2/authorize","token_endpoint":"https://auth.example.com/oauth2/token","registration_endpoint":"https://auth.example.com/oauth2/register","jwks_uri":"https://auth.example.com/oauth2/jwks","response_types_supported":["code"],"grant_types_supported":["authorization_code","client_credentials","refresh_token"],"token_endpoint_auth_methods_supported":["client_secret_basic","client_secret_post","private_key_jwt"],"code_challenge_methods_supported":["S256"],"scopes_supported":["openid","offline_access","tools.read","tools.write"]}"#;
 
 /// What one run measures.
 struct Plan {
@@ -105,7 +113,8 @@ fn make(
 ) -> Result<(), String> {
     for i in tenants {
         let body = response(plan, i);
-        benching::hold_token(client, SERVER, &oauth(proof, i), ISSUER, body.as_bytes())?;
+        let documents = [RESOURCE_METADATA.as_bytes(), SERVER_METADATA.as_bytes()];
+        benching::hold_token(client, SERVER, &oauth(proof, i), documents, body.as_bytes())?;
     }
     Ok(())
 }

@@ -2,24 +2,29 @@
 //! make them, without a server. Not a stable API.
 #![doc(hidden)]
 
+use brain_mcp_proto::auth::HttpUrl;
+
 use crate::target::Target;
 use crate::{McpClient, OAuthClient};
 
 /// Makes (or finds) the authorizer that a call with `oauth` to the server at `url` uses,
-/// as the executor does, and has it keep the token that `issuer` granted in
-/// `token_response` (a token endpoint's JSON body), as a client credentials grant does.
+/// as the executor does, and leaves it as a first call with client credentials does: the
+/// server's authority learned from `documents` (its protected resource metadata, then
+/// its authorization server's metadata) and the token granted in `token_response` (a
+/// token endpoint's JSON body) kept.
 pub fn hold_token(
     client: &McpClient,
     url: &str,
     oauth: &OAuthClient,
-    issuer: &str,
+    documents: [&[u8]; 2],
     token_response: &[u8],
 ) -> Result<(), String> {
     let target = Target::new(url, None)
         .map_err(|e| e.to_string())?
         .with_oauth(client.authorizers(), oauth);
+    let server = HttpUrl::parse(url).map_err(|e| e.to_string())?;
     let authorizer = target.auth.ok_or("no authorizer")?;
-    authorizer.keep_granted(issuer, token_response)
+    authorizer.learn_and_keep(&server, documents, token_response)
 }
 
 /// Finds the authorizer that a call with `oauth` to the server at `url` uses, as the

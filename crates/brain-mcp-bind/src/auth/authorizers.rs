@@ -22,8 +22,8 @@ use super::{Authorizer, Credentials, OAuthClient, lock};
 pub const DEFAULT_MAX_AUTHORIZERS: usize = 100_000;
 
 /// Bytes of authorizers kept at most by default (as [`Authorizers`] estimates them):
-/// 512 MiB, the default count at about 5 KiB each (tokens of 1 KiB and a refresh token
-/// weigh about 3 KiB; see docs/performance.md).
+/// 512 MiB, the default count at about 5 KiB each (what a tenant with 1 KiB access and
+/// refresh tokens and its server's authority weighs; see docs/performance.md).
 pub const DEFAULT_MAX_AUTHORIZER_BYTES: usize = 512 << 20;
 
 /// What an entry costs besides the text it holds: the authorizer and its key themselves,

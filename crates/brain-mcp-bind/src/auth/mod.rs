@@ -8,6 +8,8 @@
 //! any secret is sent.
 
 mod authorizers;
+#[cfg(feature = "bench")]
+mod bench;
 mod code;
 pub(crate) mod credentials;
 mod dpop;
@@ -117,19 +119,6 @@ impl Authorizer {
             dpop_key: Mutex::new(None),
             footprint,
         }
-    }
-
-    /// Keeps the token `issuer` granted in `token_response` (a token endpoint's JSON
-    /// body) to the client's own credentials, as a client credentials grant does: for
-    /// `brain-bench tenants`.
-    #[cfg(feature = "bench")]
-    pub(crate) fn keep_granted(&self, issuer: &str, token_response: &[u8]) -> Result<(), String> {
-        let who = Credentials::of(&self.client).ok_or("the credentials have no client id")?;
-        let token = brain_mcp_proto::auth::token::read_token(200, token_response)
-            .map_err(|e| e.to_string())?;
-        self.keep(token, None, issuer, &who)
-            .map(drop)
-            .map_err(|e| e.to_string())
     }
 
     /// Weighs what is held again, after it changed.
@@ -347,6 +336,7 @@ impl Authorizer {
                 held.refuse();
             }
             flight.authority = None;
+            self.footprint.set_authority(0);
         }
         let net = reach.net().await;
         let result = self
@@ -385,6 +375,8 @@ impl Authorizer {
                     found.issuer
                 )));
             }
+            self.footprint
+                .set_authority(footprint::weigh_authority(&found));
             flight.authority = Some(found);
         }
         let authority = flight
