@@ -11,6 +11,7 @@ mod auth_delegated;
 mod auth_dpop;
 mod auth_enterprise;
 mod auth_programs;
+mod auth_tenants;
 mod auth_workload;
 mod call_abandon;
 mod call_breaker;
