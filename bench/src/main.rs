@@ -4,7 +4,8 @@
 //!   [--ours-flags "..."]`: the sweep. For
 //!   each case one test server; for each concurrency (1, 16, 64, 256, 1000) our client,
 //!   the raw hyper floor and rmcp each make the same calls in a process of their own;
-//!   then HTTPS over HTTP/1.1 (C = 16, 64) and h2 (every C), and the host config load.
+//!   then HTTPS over HTTP/1.1 (C = 16, 64) and h2 (every C), the host config load, and
+//!   memory per tenant at 100,000 tenants.
 //! - `brain-bench side ...`: one side of one point (see `side.rs`).
 //! - `brain-bench instructions [--calls N] [--only TEXT] [--concurrency C]`: instructions
 //!   per call at C in flight (1 unless given), ours against the json floor, under callgrind
@@ -12,6 +13,8 @@
 //! - `brain-bench config-load --file F`: loads one host config and reports time and memory.
 //! - `brain-bench config-gen N FILE`: writes the generated config of N bindings (to profile).
 //! - `brain-bench soak [--quick] [--calls N] [--concurrency C]`: the soak (see `soak`).
+//! - `brain-bench tenants [--count N] [--access-bytes B] [--refresh-bytes B]`: memory per
+//!   tenant's OAuth authorizer with N tenants kept (see `tenants.rs`).
 
 mod capture;
 mod closed_loop;
@@ -29,6 +32,7 @@ mod soak;
 mod spawn;
 mod sweep;
 mod table;
+mod tenants;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,9 +50,10 @@ fn main() -> ExitCode {
         Some("soak-side") => soak::side::run(&args[1..]),
         Some("config-load") => configload::run(&args[1..]),
         Some("config-gen") => configload::generate(&args[1..]),
+        Some("tenants") => tenants::run(&args[1..]),
         Some("run") | None => run(args.get(1..).unwrap_or_default()),
         Some(other) => Err(format!(
-            "unknown command {other:?} (run|side|instructions|soak|soak-side|config-load|config-gen)"
+            "unknown command {other:?} (run|side|instructions|soak|soak-side|config-load|config-gen|tenants)"
         )),
     };
     match result {
@@ -161,6 +166,9 @@ fn run(args: &[String]) -> Result<(), String> {
     table::summary(&points);
     if selected("config") {
         configload::measure(&setup.exe, &dir, &[1000, 10_000])?;
+    }
+    if selected("tenants") {
+        tenants::measure(&setup.exe, 100_000)?;
     }
     println!("\nload average {} at the end", loadavg());
     if let Some(out) = out {

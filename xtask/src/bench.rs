@@ -1,12 +1,14 @@
 //! `cargo xtask bench`: the concurrency sweep (ours, the raw and json floors and rmcp at a
-//! host's concurrency, HTTPS, host config load), then the single-call benchmark and its ratios.
+//! host's concurrency, HTTPS, host config load, memory per tenant at 100,000 tenants), then
+//! the single-call benchmark and its ratios.
 //!
 //! `cargo xtask bench [--quick] [--sweep | --call-path] [--only TEXT] [criterion args]...`
 //!
 //! - The sweep is `brain-bench run` (the `bench/` crate, release build). It builds the rmcp
 //!   side (`peers/install.sh rmcp-bench`) on first use and writes every figure to
 //!   `target/bench/concurrency.json`. `--quick` runs fewer calls per point and skips the
-//!   single-call benchmark; `--only TEXT` keeps the sweep cases whose name contains TEXT.
+//!   single-call benchmark; `--only TEXT` keeps the sweep cases whose name contains TEXT
+//!   (`--sweep --only tenants`: memory per tenant alone).
 //! - The single-call benchmark prints its own paired summary. Afterwards this reads
 //!   criterion's estimates for each case and prints the ratio of the two sides' times as a
 //!   second, independent view from the same run.

@@ -95,6 +95,13 @@ pub struct ClientStats {
     pub connections_opened: u64,
     /// Connections open now, idle or in use.
     pub connections_open: u64,
+    /// OAuth authorizers kept (one per server, credentials and principal), within
+    /// [`McpClient::set_authorizer_limits`].
+    pub authorizers: usize,
+    /// What the authorizers kept weigh, by the client's estimate (their keys' and
+    /// tokens' text plus a fixed cost each; docs/performance.md compares it with the
+    /// memory measured).
+    pub authorizer_bytes: usize,
 }
 
 impl McpClient {
@@ -142,6 +149,7 @@ impl McpClient {
     pub fn stats(&self) -> ClientStats {
         let sessions = &self.inner.sessions;
         let pool = self.inner.http.pool_stats();
+        let (authorizers, authorizer_bytes) = self.inner.authorizers.usage();
         ClientStats {
             sessions_opened: sessions.opened.load(Ordering::Relaxed),
             sessions_closed: sessions.closed.load(Ordering::Relaxed),
@@ -149,7 +157,22 @@ impl McpClient {
             cleanup_running: self.inner.tasks.len(),
             connections_opened: pool.connections_opened,
             connections_open: pool.connections_open,
+            authorizers,
+            authorizer_bytes,
         }
+    }
+
+    /// Keeps at most `max_entries` OAuth authorizers (the tokens of one server,
+    /// credentials and principal) and `max_bytes` of them by the client's estimate
+    /// (defaults [`DEFAULT_MAX_AUTHORIZERS`] and [`DEFAULT_MAX_AUTHORIZER_BYTES`]).
+    /// Past either, the least recently used that no call holds are dropped one at a time
+    /// (their next call loads or fetches its token again); see docs/authorization.md.
+    /// Takes effect at once.
+    ///
+    /// [`DEFAULT_MAX_AUTHORIZERS`]: crate::DEFAULT_MAX_AUTHORIZERS
+    /// [`DEFAULT_MAX_AUTHORIZER_BYTES`]: crate::DEFAULT_MAX_AUTHORIZER_BYTES
+    pub fn set_authorizer_limits(&self, max_entries: usize, max_bytes: usize) {
+        self.inner.authorizers.set_limits(max_entries, max_bytes);
     }
 
     /// The session counters.

@@ -20,6 +20,9 @@
 
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 mod auth;
+#[doc(hidden)]
+#[cfg(feature = "bench")]
+pub mod benching;
 mod bindings;
 mod breaker;
 mod client;
@@ -51,9 +54,9 @@ mod text;
 
 pub use auth::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource,
-    DEFAULT_LEASE_TTL, Declined, IdentityAssertion, Lease, MemoryTokenStore, OAuthClient,
-    StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version, Versioned,
-    token_store_from_config,
+    DEFAULT_LEASE_TTL, DEFAULT_MAX_AUTHORIZER_BYTES, DEFAULT_MAX_AUTHORIZERS, Declined,
+    IdentityAssertion, Lease, MemoryTokenStore, OAuthClient, StoreError, StoreErrorKind,
+    StoredTokens, TokenKey, TokenStore, Version, Versioned, token_store_from_config,
 };
 #[cfg(feature = "postgres")]
 pub use auth::{DEFAULT_DB_TIMEOUT, PostgresTokenStore};

@@ -154,6 +154,11 @@ impl Remembered {
         }
     }
 
+    /// The bytes of the secrets remembered.
+    pub(super) fn bytes(&self) -> usize {
+        self.0.iter().map(|s| s.expose().len()).sum()
+    }
+
     /// These and `held`'s, as one set.
     pub(super) fn secrets(&self, held: Option<&Held>) -> Secrets {
         let current = held.into_iter().flat_map(|h| {

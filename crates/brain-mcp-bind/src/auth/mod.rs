@@ -8,12 +8,15 @@
 //! any secret is sent.
 
 mod authorizers;
+#[cfg(feature = "bench")]
+mod bench;
 mod code;
 mod configured;
 pub(crate) mod credentials;
 mod dpop;
 mod failure;
 mod flow;
+mod footprint;
 mod given;
 mod held;
 mod memory;
@@ -38,10 +41,12 @@ use brain_mcp_proto::text::{Secret, Secrets};
 use brain_mcp_transport::BearerToken;
 
 pub(crate) use authorizers::Authorizers;
+pub use authorizers::{DEFAULT_MAX_AUTHORIZER_BYTES, DEFAULT_MAX_AUTHORIZERS};
 pub use configured::token_store_from_config;
 pub(crate) use credentials::Credentials;
 use dpop::DpopKey;
 pub(crate) use failure::AuthFailure;
+use footprint::Footprint;
 pub(crate) use given::Store;
 pub use given::{
     AuthorizationHandler, AuthorizationPrompt, ClientProof, Credential, CredentialSource, Declined,
@@ -75,6 +80,8 @@ pub(crate) struct Authorizer {
     dpop_key: Mutex<Option<Arc<DpopKey>>>,
     /// The version of the row held, and the names used in the shared store.
     shared: shared::Shared,
+    /// What the tokens held and secrets remembered weigh, in the pool's total.
+    footprint: Footprint,
 }
 
 /// What token requests learn and reuse: the server's authority, and who this client
@@ -117,7 +124,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Authorizer {
-    fn new(client: &OAuthClient) -> Self {
+    fn new(client: &OAuthClient, footprint: Footprint) -> Self {
         let scopes = client.scopes.join(" ");
         Self {
             client: client.clone(),
@@ -128,6 +135,7 @@ impl Authorizer {
             dpop_wanted: AtomicBool::new(client.dpop),
             dpop_key: Mutex::new(None),
             shared: shared::Shared::new(client),
+            footprint,
         }
     }
 
@@ -343,6 +351,7 @@ impl Authorizer {
                 held.refuse();
             }
             flight.authority = None;
+            self.footprint.set_authority(0);
         }
         let net = reach.net().await;
         let result = self
@@ -381,6 +390,8 @@ impl Authorizer {
                     found.issuer
                 )));
             }
+            self.footprint
+                .set_authority(footprint::weigh_authority(&found));
             flight.authority = Some(found);
         }
         let authority = flight
@@ -532,6 +543,7 @@ impl Authorizer {
         if let Some(ClientProof::Secret(secret)) = &got.proof {
             lock(&self.remembered).add(&Secret::issued(secret.expose()));
         }
+        self.reweigh();
         flight
             .registered
             .insert(authority.issuer.clone(), got.clone());
@@ -572,6 +584,8 @@ impl Authorizer {
             };
             remembered.add(&secret);
         }
+        self.footprint
+            .set(footprint::weigh(held.as_ref(), &remembered));
         Ok(bearer)
     }
 }

@@ -195,6 +195,7 @@ impl Authorizer {
             }
         }
         drop(held);
+        self.reweigh();
         self.bearer()
     }
 

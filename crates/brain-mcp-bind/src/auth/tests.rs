@@ -156,7 +156,7 @@ fn token(body: &str) -> brain_mcp_proto::auth::Token {
 
 #[test]
 fn a_client_secret_a_registration_chose_cannot_blank_everyone_s_output() {
-    let authorizer = super::Authorizer::new(&oauth());
+    let authorizer = super::Authorizer::new(&oauth(), super::footprint::Footprint::default());
     let registered = super::Credentials {
         client_id: "registered-1".into(),
         proof: Some(ClientProof::Secret(Secret::new("content"))),
@@ -180,7 +180,7 @@ fn a_client_secret_a_registration_chose_cannot_blank_everyone_s_output() {
 
 #[test]
 fn a_refused_token_handed_back_is_not_kept() {
-    let authorizer = super::Authorizer::new(&oauth());
+    let authorizer = super::Authorizer::new(&oauth(), super::footprint::Footprint::default());
     let who = super::Credentials::of(&oauth()).unwrap();
     let body = r#"{"access_token":"at-SAME-0123456789abc","token_type":"Bearer"}"#;
     authorizer

@@ -34,7 +34,7 @@
 //! (Aho-Corasick, ASCII case ignored, overlapping matches merged).
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,10 +130,13 @@ pub fn learn_issued(value: &str) {
 /// ASCII (no space), at least 8 distinct bytes, and not letters alone.
 pub fn credential_like(value: &str) -> bool {
     let bytes = value.as_bytes();
-    let distinct: HashSet<u8> = bytes.iter().copied().collect();
+    // Visible ASCII is below 128: one bit per byte value seen.
+    let seen = bytes
+        .iter()
+        .fold(0u128, |seen, b| seen | 1u128 << (b & 0x7f));
     bytes.len() >= MIN_ISSUED
         && bytes.iter().all(u8::is_ascii_graphic)
-        && distinct.len() >= 8
+        && seen.count_ones() >= 8
         && !bytes.iter().all(u8::is_ascii_alphabetic)
 }
 
