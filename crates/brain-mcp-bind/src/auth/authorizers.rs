@@ -21,7 +21,7 @@ use super::{Authorizer, Credentials, OAuthClient, lock};
 /// with its own credentials for a server, keep their tokens between calls.
 pub const DEFAULT_MAX_AUTHORIZERS: usize = 100_000;
 
-/// Bytes of authorizers kept at most by default (as [`Authorizers`] estimates them):
+/// Bytes of authorizers kept at most by default (as the client estimates them):
 /// 512 MiB, the default count at about 5 KiB each (what a tenant with 1 KiB access and
 /// refresh tokens and its server's authority weighs; see docs/performance.md).
 pub const DEFAULT_MAX_AUTHORIZER_BYTES: usize = 512 << 20;
