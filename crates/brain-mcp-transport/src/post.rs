@@ -116,7 +116,11 @@ impl HttpClient {
     pub async fn post(&self, req: PostRequest) -> Result<PostReply, TransportError> {
         let secrets = self.secrets_of(&req.secrets, req.bearer.as_ref());
         let log = ExchangeLog::start("POST", secrets.clone());
-        self.post_unredacted(req, log)
+        // Boxed: the exchange's state (the pool's checkout, hyper's send, the reply's
+        // first read; about 3.5 KB) is then moved once, into the box, and not again by
+        // each of the caller's layers that awaits this future (every call's request
+        // passes through several).
+        Box::pin(self.post_unredacted(req, log))
             .await
             .map_err(|e| e.finished(&secrets))
     }

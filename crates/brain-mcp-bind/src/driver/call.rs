@@ -222,10 +222,10 @@ async fn run(
             Next::Task(task) => {
                 channel.cleanup.in_flight = None;
                 let token = call.progress_token().clone();
-                return (
-                    super::task::follow(channel, calling, *task, token).await,
-                    true,
-                );
+                // Boxed: following a task (about 7 KB of state) is rare, and inline it
+                // would double the size of every call's future, moved at each await.
+                let followed = Box::pin(super::task::follow(channel, calling, *task, token));
+                return (followed.await, true);
             }
             Next::InputRequired(requests, state) => {
                 out = answer_input(calling, call, requests, state).await;
