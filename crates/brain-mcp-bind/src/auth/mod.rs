@@ -23,6 +23,7 @@ mod memory;
 mod net;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod saving;
 mod seen;
 mod shared;
 mod store;

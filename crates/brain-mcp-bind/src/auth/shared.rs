@@ -15,6 +15,7 @@ use brain_mcp_transport::BearerToken;
 
 use super::flow::STEP_DEADLINE;
 use super::held::Held;
+use super::saving::{Saved, Saving};
 use super::store::{Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned};
 use super::{AuthFailure, Authorizer, Credentials, Flight, Net, OAuthClient, lock};
 
@@ -26,7 +27,7 @@ const MOST_WAIT: Duration = Duration::from_millis(500);
 /// tokens are, its name for the row's client, and its name as a lease holder.
 #[derive(Debug)]
 pub(super) struct Shared {
-    version: Mutex<Option<Version>>,
+    version: Arc<Mutex<Option<Version>>>,
     client_key: String,
     holder: String,
 }
@@ -51,7 +52,7 @@ impl Shared {
             .map(|()| URL_SAFE_NO_PAD.encode(nonce))
             .unwrap_or_else(|_| format!("{:?}", Instant::now()));
         Self {
-            version: Mutex::new(None),
+            version: Arc::new(Mutex::new(None)),
             client_key: URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16]),
             holder: format!("{}-{random}", std::process::id()),
         }
@@ -118,12 +119,16 @@ pub(super) fn plan(found: Found, now: SystemTime, budget: Duration) -> Next {
 }
 
 /// Releases a lease when dropped without [`Release::now`] (a call cancelled at its
-/// deadline), so the others need not wait for its expiry.
+/// deadline), so the others need not wait for its expiry; unless a token request was
+/// sent under it (`spent`): its answer may hold a rotated refresh token not saved, so
+/// the lease is left to expire rather than let another process refresh with the spent
+/// one at once.
 struct Release {
     store: Arc<dyn TokenStore>,
     key: TokenKey,
     holder: String,
     done: bool,
+    spent: bool,
 }
 
 impl Release {
@@ -136,7 +141,7 @@ impl Release {
 
 impl Drop for Release {
     fn drop(&mut self) {
-        if self.done {
+        if self.done || self.spent {
             return;
         }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -173,6 +178,8 @@ impl Authorizer {
     /// server refused that very token); the token to send now, if fresh.
     pub(super) fn adopt(&self, found: Option<Versioned>) -> Option<BearerToken> {
         let Some(found) = found else {
+            // The row is gone (never saved, or deleted): a save must expect none.
+            *lock(&self.shared.version) = None;
             return self.bearer();
         };
         let mut version = lock(&self.shared.version);
@@ -262,6 +269,7 @@ impl Authorizer {
                             key: key.clone(),
                             holder: self.shared.holder.clone(),
                             done: false,
+                            spent: false,
                         };
                     }
                     step = Found::Leasing {
@@ -288,59 +296,109 @@ impl Authorizer {
             }
             next = plan(step, SystemTime::now(), budget);
         };
-        let result = self
-            .renew_leased(&store, &key, net, flight, server, scope)
-            .await;
-        guard.now().await;
-        result
+        self.renew_leased(guard, net, flight, server, scope).await
     }
 
     /// Under the lease: load again, use what the holder before saved if fresh, else
-    /// renew, save, and only then hand the token out.
+    /// renew, save, and only then hand the token out (see [`Saving`]).
     async fn renew_leased(
         &self,
-        store: &Arc<dyn TokenStore>,
-        key: &TokenKey,
+        mut guard: Release,
         net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
-        let found = self.reload(store.as_ref(), key).await?;
+        let (store, key) = (guard.store.clone(), guard.key.clone());
+        let found = self.reload(store.as_ref(), &key).await;
+        let fresh = matches!(&found, Ok(Some(_))) && self.covers(scope.as_deref());
         let step = Found::Loaded {
-            fresh: found.is_some() && self.covers(scope.as_deref()),
+            fresh,
             leased: true,
         };
-        if plan(step, SystemTime::now(), Duration::ZERO) == Next::Use
-            && let Some(token) = found
-        {
-            return Ok(token);
+        match found {
+            Ok(Some(token)) if plan(step, SystemTime::now(), Duration::ZERO) == Next::Use => {
+                guard.now().await;
+                return Ok(token);
+            }
+            Err(error) => {
+                guard.now().await;
+                return Err(error);
+            }
+            Ok(_) => {}
         }
-        let token = self.fetch(net, flight, server, scope).await?;
+        // The lease is extended right before the token request: the request and the
+        // save then have the whole ttl.
+        match store.lease(&key, &guard.holder, store.lease_ttl()).await {
+            Ok(Lease::Granted) => {}
+            Ok(Lease::Held { .. }) => {
+                guard.done = true;
+                return Err(AuthFailure::store(
+                    "authorization: the token store's lease expired before the token request \
+                     (token_store.lease_seconds is too short)",
+                ));
+            }
+            Err(error) => {
+                guard.now().await;
+                return Err(failed(&error));
+            }
+        }
+        guard.spent = true;
+        let token = match self.fetch(net, flight, server, scope).await {
+            Ok(token) => token,
+            Err(error) => {
+                // Nothing new held: no refresh token waits to be saved.
+                guard.now().await;
+                return Err(error);
+            }
+        };
         let expected = *lock(&self.shared.version);
-        let Some(stored) = self.held().map(|h| h.to_stored()) else {
+        let Some(tokens) = self.held().map(|h| h.to_stored()) else {
             return Err(AuthFailure::host(
                 "authorization: no token held after renewal",
             ));
         };
-        match store.save(key, expected, &stored).await {
-            Ok(version) => {
-                *lock(&self.shared.version) = Some(version);
-                Ok(token)
+        let saving = Saving {
+            store: store.clone(),
+            key: key.clone(),
+            holder: std::mem::take(&mut guard.holder),
+            expected,
+            tokens,
+            version: self.shared.version.clone(),
+        };
+        // From here the save's task owns the lease: it releases it once saved.
+        guard.done = true;
+        let saved = saving.spawn().await.unwrap_or_else(|_| {
+            Saved::Failed(StoreError::new(
+                StoreErrorKind::Unavailable,
+                "the save's task ended early",
+            ))
+        });
+        match saved {
+            Saved::Done => Ok(token),
+            Saved::Theirs => {
+                self.refuse_held();
+                self.reload(store.as_ref(), &key).await?.ok_or_else(|| {
+                    AuthFailure::store("authorization: the token store's row changed twice")
+                })
             }
-            Err(error) => {
-                // Never send a token whose refresh token is not saved; the refresh token
-                // stays held, to be saved by the next renewal.
-                if let Some(held) = lock(&self.held).as_mut() {
-                    held.refuse();
-                }
-                if error.kind() == StoreErrorKind::Conflict
-                    && let Some(theirs) = self.reload(store.as_ref(), key).await?
-                {
-                    return Ok(theirs);
-                }
-                Err(failed(&error))
+            Saved::Failed(error) => {
+                // Never send a token whose refresh token is not saved; it stays held,
+                // to be saved by this process's next renewal while the lease lasts.
+                self.refuse_held();
+                Err(AuthFailure::store(format!(
+                    "authorization: the renewed tokens could not be saved to the token store \
+                     ({}): {error}; they are not used, and the lease is left to expire",
+                    error.kind().as_str()
+                )))
             }
+        }
+    }
+
+    /// Marks the token held refused: it is never sent.
+    fn refuse_held(&self) {
+        if let Some(held) = lock(&self.held).as_mut() {
+            held.refuse();
         }
     }
 }
