@@ -248,6 +248,9 @@ fn from_json(plain: &[u8]) -> Result<StoredTokens, StoreError> {
     Ok(tokens)
 }
 
+/// A row's version: a save's, taken from the database's clock in microseconds (and
+/// always past the row's last), so a row deleted and saved again never repeats a
+/// version a process may still hold.
 fn version(n: i64) -> Version {
     Version::new(u64::try_from(n).unwrap_or_default())
 }
@@ -296,9 +299,12 @@ impl TokenStore for PostgresTokenStore {
                             .query_opt(
                                 "INSERT INTO brain_tokens \
                                  (row_key, principal, server_url, client, version, key_id, sealed) \
-                                 VALUES ($1, $2, $3, $4, 1, $5, $6) \
+                                 VALUES ($1, $2, $3, $4, \
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
+                                 $5, $6) \
                                  ON CONFLICT (row_key) DO UPDATE SET \
-                                 version = brain_tokens.version + 1, key_id = EXCLUDED.key_id, \
+                                 version = greatest(brain_tokens.version + 1, \
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint), key_id = EXCLUDED.key_id, \
                                  sealed = EXCLUDED.sealed, updated_at = now() \
                                  WHERE brain_tokens.sealed IS NULL RETURNING version",
                                 &[
@@ -316,7 +322,9 @@ impl TokenStore for PostgresTokenStore {
                         let v = i64::try_from(v.get()).unwrap_or(-1);
                         client
                             .query_opt(
-                                "UPDATE brain_tokens SET version = version + 1, key_id = $2, \
+                                "UPDATE brain_tokens SET version = greatest(version + 1, \
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint), \
+                                 key_id = $2, \
                                  sealed = $3, updated_at = now() \
                                  WHERE row_key = $1 AND version = $4 AND sealed IS NOT NULL \
                                  RETURNING version",
