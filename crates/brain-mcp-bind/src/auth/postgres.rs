@@ -5,6 +5,7 @@
 //! timeout; a database that is down or slow fails with [`StoreErrorKind::Timeout`] or
 //! [`StoreErrorKind::Unavailable`], its messages never holding the URL's password.
 
+mod connect;
 mod seal;
 
 use std::sync::Arc;
@@ -25,29 +26,6 @@ use seal::Keys;
 /// How long one database operation (a connection included) may take by default.
 pub const DEFAULT_DB_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The schema this Brain makes and reads.
-const SCHEMA: i32 = 1;
-
-const MIGRATE: &str = "
-BEGIN;
-SELECT pg_advisory_xact_lock(7349118261);
-CREATE TABLE IF NOT EXISTS brain_token_schema (version integer NOT NULL);
-INSERT INTO brain_token_schema (version)
-    SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM brain_token_schema);
-CREATE TABLE IF NOT EXISTS brain_tokens (
-    row_key text PRIMARY KEY,
-    principal text,
-    server_url text NOT NULL,
-    client text NOT NULL,
-    version bigint NOT NULL DEFAULT 0,
-    lease_holder text,
-    lease_until timestamptz,
-    key_id text,
-    sealed bytea,
-    updated_at timestamptz NOT NULL DEFAULT now()
-);
-COMMIT;";
-
 /// A [`TokenStore`] on Postgres. Connects when first used (making its table if
 /// missing), and again after the connection is lost. Its `Debug` shows the key ids and
 /// the timeout, never the URL or a key.
@@ -56,7 +34,7 @@ pub struct PostgresTokenStore {
     tls: MakeRustlsConnect,
     password: Option<Secret>,
     keys: Keys,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    session: tokio::sync::Mutex<Option<connect::Session>>,
     timeout: Duration,
     ttl: Duration,
 }
@@ -94,9 +72,7 @@ impl PostgresTokenStore {
     /// `url_name` and `key_name` say where they came from, in errors.
     pub fn new(url_name: &str, url: &str, key_name: &str, keys: &str) -> Result<Self, StoreError> {
         brain_mcp_proto::text::learn(url);
-        let config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|_| config_error(format!("{url_name}: not a Postgres connection URL")))?;
+        let config = connect::parse(url_name, url)?;
         let password = config
             .get_password()
             .map(|p| Secret::new(String::from_utf8_lossy(p)));
@@ -119,7 +95,7 @@ impl PostgresTokenStore {
             tls: MakeRustlsConnect::new(tls),
             password,
             keys,
-            client: tokio::sync::Mutex::new(None),
+            session: tokio::sync::Mutex::new(None),
             timeout: DEFAULT_DB_TIMEOUT,
             ttl: DEFAULT_LEASE_TTL,
         })
@@ -161,42 +137,27 @@ impl PostgresTokenStore {
         )
     }
 
-    /// The connection, made (and the table with it) if there is none or it closed.
+    /// The connection, made (and the tables with it, if missing) if there is none or
+    /// it closed.
     async fn client(&self) -> Result<Arc<Client>, StoreError> {
-        let mut held = self.client.lock().await;
-        if let Some(client) = held.as_ref().filter(|c| !c.is_closed()) {
-            return Ok(client.clone());
+        let mut held = self.session.lock().await;
+        if let Some(session) = held.as_ref().filter(|s| !s.client.is_closed()) {
+            return Ok(session.client.clone());
         }
-        *held = None;
-        let (client, connection) = self
-            .config
-            .connect(self.tls.clone())
-            .await
-            .map_err(|e| self.db_error("connect", &e))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        client
-            .batch_execute(MIGRATE)
-            .await
-            .map_err(|e| self.db_error("making the table", &e))?;
-        let row = client
-            .query_one("SELECT max(version) FROM brain_token_schema", &[])
-            .await
-            .map_err(|e| self.db_error("reading the schema version", &e))?;
-        let found: Option<i32> = row.get(0);
-        if found.unwrap_or(SCHEMA) > SCHEMA {
-            return Err(config_error(format!(
-                "postgres: the token table has schema {}, newer than this Brain's {SCHEMA}",
-                found.unwrap_or_default()
-            )));
+        if let Some(closed) = held.take() {
+            closed.abandon(self.tls.clone(), self.timeout);
         }
-        let client = Arc::new(client);
-        *held = Some(client.clone());
+        let session = connect::connect(&self.config, self.tls.clone(), self.timeout, |what, e| {
+            self.db_error(what, e)
+        })
+        .await?;
+        let client = session.client.clone();
+        *held = Some(session);
         Ok(client)
     }
 
-    /// `op` within the timeout; past it, the connection is dropped (it may be stuck).
+    /// `op` within the timeout; past it, the session is given up (it may be stuck):
+    /// its statement cancelled on the server, its connection closed.
     async fn bounded<T>(
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
@@ -204,8 +165,8 @@ impl PostgresTokenStore {
         match tokio::time::timeout(self.timeout, op).await {
             Ok(result) => result,
             Err(_) => {
-                if let Ok(mut held) = self.client.try_lock() {
-                    *held = None;
+                if let Some(session) = self.session.try_lock().ok().and_then(|mut h| h.take()) {
+                    session.abandon(self.tls.clone(), self.timeout);
                 }
                 Err(StoreError::new(
                     StoreErrorKind::Timeout,
