@@ -341,3 +341,34 @@ async fn a_statement_given_up_leaves_no_backend_waiting() {
     locker.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(waiting, 0, "a save given up was cancelled on the server");
 }
+
+#[tokio::test]
+async fn a_row_larger_than_brain_writes_is_not_read() {
+    let Some(url) = url() else { return };
+    let store = store(&url, &key_text(1));
+    let k = row("huge");
+    store.save(&k, None, &tokens("at")).await.unwrap();
+    let admin = admin(&url).await;
+    admin
+        .execute(
+            "UPDATE brain_tokens SET key_id = repeat('k', 3000), \
+             sealed = decode(repeat('00', 1000000), 'hex') WHERE row_key = $1",
+            &[&k.encoded()],
+        )
+        .await
+        .unwrap();
+    let err = store.load(&k).await.unwrap_err();
+    assert_eq!(err.kind(), StoreErrorKind::Unreadable, "{err}");
+    assert!(err.to_string().len() < 200, "{err}");
+    // A key id of a writer not Brain is not echoed.
+    admin
+        .execute(
+            "UPDATE brain_tokens SET key_id = '\"<script>x', sealed = '\\x00' \
+             WHERE row_key = $1",
+            &[&k.encoded()],
+        )
+        .await
+        .unwrap();
+    let err = store.load(&k).await.unwrap_err();
+    assert_eq!(err.to_string(), "a row's key id is malformed");
+}

@@ -23,6 +23,12 @@ use super::store::{
 };
 use seal::Keys;
 
+/// The most a row's sealed tokens may weigh, in bytes: a token response is at most
+/// 64 KiB, so a larger row was not written by a Brain and is not read.
+const MAX_SEALED: i32 = 128 * 1024;
+/// The longest key id read (a Brain's are 8 characters).
+const MAX_KEY_ID: i32 = 64;
+
 /// How long one database operation (a connection included) may take by default.
 pub const DEFAULT_DB_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -225,9 +231,14 @@ impl TokenStore for PostgresTokenStore {
                 self.client()
                     .await?
                     .query_opt(
-                        "SELECT version, key_id, sealed FROM brain_tokens \
-                         WHERE row_key = $1 AND sealed IS NOT NULL",
-                        &[&row_key],
+                        "SELECT version, \
+                         octet_length(sealed) <= $2 AND coalesce(length(key_id), 0) <= $3, \
+                         CASE WHEN octet_length(sealed) <= $2 \
+                         AND coalesce(length(key_id), 0) <= $3 THEN key_id END, \
+                         CASE WHEN octet_length(sealed) <= $2 \
+                         AND coalesce(length(key_id), 0) <= $3 THEN sealed END \
+                         FROM brain_tokens WHERE row_key = $1 AND sealed IS NOT NULL",
+                        &[&row_key, &MAX_SEALED, &MAX_KEY_ID],
                     )
                     .await
                     .map_err(|e| self.db_error("load", &e))
@@ -236,7 +247,17 @@ impl TokenStore for PostgresTokenStore {
         let Some(row) = row else {
             return Ok(None);
         };
-        let (n, id, sealed): (i64, Option<String>, Vec<u8>) = (row.get(0), row.get(1), row.get(2));
+        let (n, fits): (i64, bool) = (row.get(0), row.get(1));
+        let (id, sealed): (Option<String>, Option<Vec<u8>>) = (row.get(2), row.get(3));
+        let (true, Some(sealed)) = (fits, sealed) else {
+            return Err(StoreError::new(
+                StoreErrorKind::Unreadable,
+                format!(
+                    "a row's sealed tokens or key id are larger than a Brain writes \
+                     ({MAX_SEALED} bytes, {MAX_KEY_ID} characters)"
+                ),
+            ));
+        };
         let plain = self
             .keys
             .open(&row_key, id.as_deref().unwrap_or_default(), &sealed)?;
