@@ -166,6 +166,38 @@ async fn a_call_cancelled_during_its_save_still_saves_the_rotated_refresh_token(
 }
 
 #[tokio::test]
+async fn a_call_cancelled_during_its_refresh_still_saves_the_answer() {
+    let (auth, server) = rotating();
+    let store = Arc::new(Faulty::default());
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    let a = process(&auth, &store);
+    let out = call(&a, &echo, "a1", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // The refresh is handled (the old refresh token spent) and answered a second later.
+    auth.configure(|c| c.token_delay = Some(Duration::from_secs(1)));
+    let refreshed = async {
+        while auth.token_requests().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        out = call(&a, &echo, "a2", json!({"text": "hi"})) => {
+            panic!("the call ended before its refresh was answered: {}", out.result)
+        }
+        () = refreshed => {}
+    }
+    // The call is gone; the answer is still read and saved, and another process waits
+    // for it instead of refreshing with the spent token.
+    auth.configure(|c| c.token_delay = None);
+    let b = process(&auth, &store);
+    let out = call(&b, &echo, "b1", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(grants(&auth), ["client_credentials", "refresh_token"]);
+    assert_eq!(auth.revocations(), 0, "no refresh token was used twice");
+}
+
+#[tokio::test]
 async fn an_authorizer_whose_row_vanished_saves_it_anew() {
     let (auth, server) = rotating();
     let store = Arc::new(Faulty::default());

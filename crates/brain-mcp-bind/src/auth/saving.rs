@@ -1,7 +1,8 @@
 //! Saving tokens the authorization server has just issued, under the row's lease. Once
 //! the server answered a refresh, the refresh token sent is spent: the new one must
-//! reach the store before anyone else refreshes. So the save runs in a task of its own
-//! (a call cancelled at its deadline does not cut it short), is tried again while the
+//! reach the store before anyone else refreshes. So the save runs in the renewal's task
+//! of its own (a call cancelled at its deadline does not cut it short), is tried again
+//! while the
 //! lease can be kept (extending it before each try), and releases the lease only once
 //! the tokens are saved. A save that fails for good keeps the lease: it expires on its
 //! own, and the call fails.
@@ -44,11 +45,6 @@ pub(super) enum Saved {
 }
 
 impl Saving {
-    /// Saves in a task of its own (the caller awaits its end, or not).
-    pub(super) fn spawn(self) -> tokio::task::JoinHandle<Saved> {
-        tokio::spawn(self.run())
-    }
-
     /// Tries the save until it is done, another holder's tokens stand, or the lease can
     /// no longer be kept (its ttl spent retrying, or another holder took it).
     pub(super) async fn run(mut self) -> Saved {

@@ -5,7 +5,7 @@
 //! until its token is saved or the lease expires (its holder died) and is taken over.
 //! What to do next is decided by [`plan`], a pure function.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
@@ -14,9 +14,10 @@ use brain_mcp_proto::auth::HttpUrl;
 use brain_mcp_transport::BearerToken;
 
 use super::flow::STEP_DEADLINE;
+use super::footprint::Footprint;
 use super::held::Held;
 use super::saving::{Saved, Saving};
-use super::store::{Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned};
+use super::store::{Lease, StoreError, TokenKey, TokenStore, Version, Versioned};
 use super::{AuthFailure, Authorizer, Credentials, Flight, Net, OAuthClient, lock};
 
 /// Waits between looks at a row another process has leased: from the first to the most.
@@ -30,6 +31,12 @@ pub(super) struct Shared {
     version: Arc<Mutex<Option<Version>>>,
     client_key: String,
     holder: String,
+    /// The authorizer itself, for a renewal run in a task of its own (none for an
+    /// authorizer not made by [`Authorizer::new_shared`]: it renews within the call).
+    me: Weak<Authorizer>,
+    /// Held by a renewal until its tokens are saved, also past the call that started
+    /// it: another call of this authorizer never refreshes with the same token.
+    renewing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Shared {
@@ -55,6 +62,8 @@ impl Shared {
             version: Arc::new(Mutex::new(None)),
             client_key: URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16]),
             holder: format!("{}-{random}", std::process::id()),
+            me: Weak::new(),
+            renewing: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }
@@ -119,16 +128,13 @@ pub(super) fn plan(found: Found, now: SystemTime, budget: Duration) -> Next {
 }
 
 /// Releases a lease when dropped without [`Release::now`] (a call cancelled at its
-/// deadline), so the others need not wait for its expiry; unless a token request was
-/// sent under it (`spent`): its answer may hold a rotated refresh token not saved, so
-/// the lease is left to expire rather than let another process refresh with the spent
-/// one at once.
+/// deadline), so the others need not wait for its expiry. Once a token is asked for,
+/// the renewal owns the lease (`done`): see [`Authorizer::renew_and_save`].
 struct Release {
     store: Arc<dyn TokenStore>,
     key: TokenKey,
     holder: String,
     done: bool,
-    spent: bool,
 }
 
 impl Release {
@@ -141,7 +147,7 @@ impl Release {
 
 impl Drop for Release {
     fn drop(&mut self) {
-        if self.done || self.spent {
+        if self.done {
             return;
         }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -166,6 +172,16 @@ fn failed(error: &StoreError) -> AuthFailure {
 }
 
 impl Authorizer {
+    /// An authorizer for `client` that knows itself, so its renewals through a shared
+    /// store run in tasks of their own.
+    pub(super) fn new_shared(client: &OAuthClient, footprint: Footprint) -> Arc<Self> {
+        Arc::new_cyclic(|me| {
+            let mut authorizer = Self::new(client, footprint);
+            authorizer.shared.me = me.clone();
+            authorizer
+        })
+    }
+
     /// The row of the tokens for the server at `server`: a user's are the principal's,
     /// machine tokens (no user delegates) the client's alone, shared by every principal.
     pub(super) fn store_key(&self, server: &HttpUrl) -> TokenKey {
@@ -240,6 +256,7 @@ impl Authorizer {
         scope: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
         let key = self.store_key(server);
+        let renewing = self.shared.renewing.clone().lock_owned().await;
         let ttl = store.lease_ttl();
         let budget = ttl + STEP_DEADLINE;
         let (mut waited, mut waits) = (Duration::ZERO, 0);
@@ -269,7 +286,6 @@ impl Authorizer {
                             key: key.clone(),
                             holder: self.shared.holder.clone(),
                             done: false,
-                            spent: false,
                         };
                     }
                     step = Found::Leasing {
@@ -296,7 +312,8 @@ impl Authorizer {
             }
             next = plan(step, SystemTime::now(), budget);
         };
-        self.renew_leased(guard, net, flight, server, scope).await
+        self.renew_leased(guard, renewing, net, flight, server, scope)
+            .await
     }
 
     /// Under the lease: load again, use what the holder before saved if fresh, else
@@ -304,6 +321,7 @@ impl Authorizer {
     async fn renew_leased(
         &self,
         mut guard: Release,
+        renewing: tokio::sync::OwnedMutexGuard<()>,
         net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
@@ -343,12 +361,59 @@ impl Authorizer {
                 return Err(failed(&error));
             }
         }
-        guard.spent = true;
+        let holder = std::mem::take(&mut guard.holder);
+        // From here the renewal owns the lease: it releases it once its tokens are saved
+        // (or it got none), else leaves it to expire.
+        guard.done = true;
+        let Some(me) = self.shared.me.upgrade() else {
+            return self
+                .renew_and_save(net, flight, server, scope, store, key, holder)
+                .await;
+        };
+        // Once the authorization server has answered, the refresh token sent is spent:
+        // the request and the save run in a task of their own, which a cancelled call
+        // does not cut short.
+        let (http, destinations) = (net.http.clone(), net.destinations);
+        let authority = flight.authority.clone();
+        let server = server.clone();
+        let task = tokio::spawn(async move {
+            let _renewing = renewing;
+            let net = Net {
+                http: &http,
+                destinations,
+            };
+            let mut flight = Flight {
+                authority,
+                ..Flight::default()
+            };
+            me.renew_and_save(&net, &mut flight, &server, scope, store, key, holder)
+                .await
+        });
+        task.await.unwrap_or_else(|_| {
+            Err(AuthFailure::host(
+                "authorization: the renewal's task ended early",
+            ))
+        })
+    }
+
+    /// Renews (the lease held by `holder`), saves (see [`Saving`]), and only then hands
+    /// the token out.
+    #[allow(clippy::too_many_arguments)]
+    async fn renew_and_save(
+        &self,
+        net: &Net<'_>,
+        flight: &mut Flight,
+        server: &HttpUrl,
+        scope: Option<String>,
+        store: Arc<dyn TokenStore>,
+        key: TokenKey,
+        holder: String,
+    ) -> Result<BearerToken, AuthFailure> {
         let token = match self.fetch(net, flight, server, scope).await {
             Ok(token) => token,
             Err(error) => {
                 // Nothing new held: no refresh token waits to be saved.
-                guard.now().await;
+                let _ = store.release(&key, &holder).await;
                 return Err(error);
             }
         };
@@ -361,20 +426,12 @@ impl Authorizer {
         let saving = Saving {
             store: store.clone(),
             key: key.clone(),
-            holder: std::mem::take(&mut guard.holder),
+            holder,
             expected,
             tokens,
             version: self.shared.version.clone(),
         };
-        // From here the save's task owns the lease: it releases it once saved.
-        guard.done = true;
-        let saved = saving.spawn().await.unwrap_or_else(|_| {
-            Saved::Failed(StoreError::new(
-                StoreErrorKind::Unavailable,
-                "the save's task ended early",
-            ))
-        });
-        match saved {
+        match saving.run().await {
             Saved::Done => Ok(token),
             Saved::Theirs => {
                 self.refuse_held();
