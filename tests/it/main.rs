@@ -12,6 +12,7 @@ mod auth_dpop;
 mod auth_enterprise;
 mod auth_programs;
 mod auth_shared;
+mod auth_shared_faults;
 mod auth_tenants;
 mod auth_workload;
 mod call_abandon;

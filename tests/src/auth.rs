@@ -57,6 +57,9 @@ pub struct AuthConfig {
     /// The next this many token requests are recorded, then never answered (a minute's
     /// wait, then 503): a client killed meanwhile dies holding whatever it held.
     pub hang_token_requests: u32,
+    /// Token responses are sent this long after the request was handled (a refresh
+    /// token presented is spent at once, before the answer leaves).
+    pub token_delay: Option<std::time::Duration>,
     /// Every token response carries this access token instead of the one issued (a
     /// hostile server's choice; the MCP server still accepts only tokens issued).
     pub access_token: Option<String>,
@@ -91,6 +94,7 @@ impl AuthConfig {
             refresh_tokens: false,
             rotate_refresh_tokens: false,
             hang_token_requests: 0,
+            token_delay: None,
             access_token: None,
             assertions: Vec::new(),
             dpop: false,
@@ -465,6 +469,16 @@ fn spread(n: u32) -> u64 {
 }
 
 async fn handle(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<Full<Bytes>> {
+    let token = req.uri().path() == "/token";
+    let delay = lock(state).config.token_delay.filter(|_| token);
+    let response = handle_now(req, state).await;
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    response
+}
+
+async fn handle_now(req: Request<Incoming>, state: &Arc<Mutex<State>>) -> Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
     let body = body
         .collect()

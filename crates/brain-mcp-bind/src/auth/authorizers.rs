@@ -203,7 +203,7 @@ impl Authorizers {
             let fixed = ENTRY_OVERHEAD + text_bytes(&key);
             let key = Arc::new(key);
             let footprint = Footprint::counted_in(self.tokens.clone());
-            let authorizer = Arc::new(Authorizer::new(client, footprint));
+            let authorizer = Authorizer::new_shared(client, footprint);
             order.insert(now, key.clone());
             map.insert(
                 key,

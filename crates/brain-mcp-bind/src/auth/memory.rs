@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
@@ -13,15 +14,23 @@ use super::store::{
     DEFAULT_LEASE_TTL, Lease, StoreError, TokenKey, TokenStore, Version, Versioned,
 };
 
+/// The versions of every store in this process: a row deleted (forgotten) and saved
+/// again never gets a version it had before, so a save naming an old one fails.
+static VERSIONS: AtomicU64 = AtomicU64::new(0);
+
 /// Rows kept unless [`MemoryTokenStore::with_capacity`] says otherwise.
 const CAPACITY: usize = 65_536;
 
 /// A [`TokenStore`] in this process's memory, keeping the same contract as a shared one
 /// (versions, compare-and-swap saves, leases that expire), bounded in rows: past its
-/// capacity a row nobody leases is forgotten (costing a token request later). Its
-/// `Debug` shows the row count.
+/// capacity the least recently used row nobody leases is forgotten (costing a token
+/// request later; the authorizer that held it saves anew). A leased row is never
+/// forgotten: rows leased at once may pass the capacity. Its `Debug` shows the row
+/// count.
 pub struct MemoryTokenStore {
     rows: Mutex<HashMap<TokenKey, Row>>,
+    /// A count of uses, marking each row's last one.
+    uses: AtomicU64,
     capacity: usize,
     ttl: Duration,
 }
@@ -29,6 +38,7 @@ pub struct MemoryTokenStore {
 #[derive(Default)]
 struct Row {
     version: u64,
+    used: u64,
     tokens: Option<StoredTokens>,
     lease: Option<(String, SystemTime)>,
 }
@@ -52,6 +62,7 @@ impl MemoryTokenStore {
     pub fn new() -> Self {
         Self {
             rows: Mutex::new(HashMap::new()),
+            uses: AtomicU64::new(0),
             capacity: CAPACITY,
             ttl: DEFAULT_LEASE_TTL,
         }
@@ -81,31 +92,32 @@ impl MemoryTokenStore {
         self.len() == 0
     }
 
-    /// The row of `key`, made (forgetting an unleased one past capacity) if missing.
-    fn row<'a>(
-        rows: &'a mut HashMap<TokenKey, Row>,
-        key: &TokenKey,
-        capacity: usize,
-    ) -> &'a mut Row {
-        if rows.len() >= capacity && !rows.contains_key(key) {
+    /// The row of `key`, made (forgetting the least recently used unleased one past
+    /// capacity) if missing, marked used now.
+    fn row<'a>(&self, rows: &'a mut HashMap<TokenKey, Row>, key: &TokenKey) -> &'a mut Row {
+        if rows.len() >= self.capacity && !rows.contains_key(key) {
             let now = SystemTime::now();
             let idle = rows
                 .iter()
-                .find(|(_, r)| r.lease.as_ref().is_none_or(|(_, until)| *until <= now))
+                .filter(|(_, r)| r.lease.as_ref().is_none_or(|(_, until)| *until <= now))
+                .min_by_key(|(_, r)| r.used)
                 .map(|(k, _)| k.clone());
             if let Some(idle) = idle {
                 rows.remove(&idle);
             }
         }
-        rows.entry(key.clone()).or_default()
+        let row = rows.entry(key.clone()).or_default();
+        row.used = self.uses.fetch_add(1, Ordering::Relaxed);
+        row
     }
 }
 
 #[async_trait]
 impl TokenStore for MemoryTokenStore {
     async fn load(&self, key: &TokenKey) -> Result<Option<Versioned>, StoreError> {
-        let rows = lock(&self.rows);
-        Ok(rows.get(key).and_then(|row| {
+        let mut rows = lock(&self.rows);
+        Ok(rows.get_mut(key).and_then(|row| {
+            row.used = self.uses.fetch_add(1, Ordering::Relaxed);
             row.tokens
                 .clone()
                 .map(|t| Versioned::new(Version::new(row.version), t))
@@ -126,8 +138,8 @@ impl TokenStore for MemoryTokenStore {
         if current != expected {
             return Err(StoreError::conflict());
         }
-        let row = Self::row(&mut rows, key, self.capacity);
-        row.version += 1;
+        let row = self.row(&mut rows, key);
+        row.version = VERSIONS.fetch_add(1, Ordering::Relaxed) + 1;
         row.tokens = Some(tokens.clone());
         Ok(Version::new(row.version))
     }
@@ -139,7 +151,7 @@ impl TokenStore for MemoryTokenStore {
         ttl: Duration,
     ) -> Result<Lease, StoreError> {
         let mut rows = lock(&self.rows);
-        let row = Self::row(&mut rows, key, self.capacity);
+        let row = self.row(&mut rows, key);
         let now = SystemTime::now();
         if let Some((other, until)) = &row.lease
             && other != holder
@@ -251,5 +263,46 @@ mod tests {
             Lease::Held { .. }
         ));
         assert!(store.load(&key("d")).await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn the_least_recently_used_row_is_forgotten_first() {
+        let store = MemoryTokenStore::new().with_capacity(2);
+        for p in ["a", "b"] {
+            store
+                .save(&key(p), None, &StoredTokens::new("i"))
+                .await
+                .unwrap();
+        }
+        store.load(&key("a")).await.unwrap();
+        store
+            .save(&key("c"), None, &StoredTokens::new("i"))
+            .await
+            .unwrap();
+        assert!(store.load(&key("a")).await.unwrap().is_some());
+        assert_eq!(store.load(&key("b")).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_row_deleted_and_saved_again_never_repeats_a_version() {
+        let store = MemoryTokenStore::new().with_capacity(1);
+        let first = store
+            .save(&key("a"), None, &StoredTokens::new("i"))
+            .await
+            .unwrap();
+        // b's save forgets a; a saved again must not get the version it had.
+        store
+            .save(&key("b"), None, &StoredTokens::new("i"))
+            .await
+            .unwrap();
+        let again = store
+            .save(&key("a"), None, &StoredTokens::new("i"))
+            .await
+            .unwrap();
+        assert_ne!(first, again);
+        let stale = store
+            .save(&key("a"), Some(first), &StoredTokens::new("j"))
+            .await;
+        assert_eq!(stale.unwrap_err().kind(), StoreErrorKind::Conflict);
     }
 }

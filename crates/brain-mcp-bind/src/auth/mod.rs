@@ -23,6 +23,7 @@ mod memory;
 mod net;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod saving;
 mod seen;
 mod shared;
 mod store;
@@ -413,12 +414,16 @@ impl Authorizer {
     /// enterprise-managed authorization without a principal to keep them apart by (the
     /// store is keyed by principal and server only, so another user would load them),
     /// and not for a client set to DPoP or challenged for it (its tokens are bound to a
-    /// key this process alone holds, and a stored Bearer token would bypass the binding).
+    /// key this process alone holds, and a stored Bearer token would bypass the binding),
+    /// and not for a client that registers itself (no `client_id` given): each process
+    /// registers a client of its own, whose tokens and refresh tokens the others' client
+    /// could not use.
     fn store(&self) -> Option<&Store> {
         let client = &self.client;
         let unkeyed = client.enterprise.is_some() && client.principal.is_none();
         let dpop = client.dpop || self.dpop_wanted.load(Ordering::Relaxed);
-        (!unkeyed && !dpop)
+        let registers = client.client_id.is_none();
+        (!unkeyed && !dpop && !registers)
             .then_some(client.store.as_ref())
             .flatten()
     }

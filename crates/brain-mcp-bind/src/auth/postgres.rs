@@ -5,6 +5,7 @@
 //! timeout; a database that is down or slow fails with [`StoreErrorKind::Timeout`] or
 //! [`StoreErrorKind::Unavailable`], its messages never holding the URL's password.
 
+mod connect;
 mod seal;
 
 use std::sync::Arc;
@@ -22,31 +23,14 @@ use super::store::{
 };
 use seal::Keys;
 
+/// The most a row's sealed tokens may weigh, in bytes: a token response is at most
+/// 64 KiB, so a larger row was not written by a Brain and is not read.
+const MAX_SEALED: i32 = 128 * 1024;
+/// The longest key id read (a Brain's are 8 characters).
+const MAX_KEY_ID: i32 = 64;
+
 /// How long one database operation (a connection included) may take by default.
 pub const DEFAULT_DB_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The schema this Brain makes and reads.
-const SCHEMA: i32 = 1;
-
-const MIGRATE: &str = "
-BEGIN;
-SELECT pg_advisory_xact_lock(7349118261);
-CREATE TABLE IF NOT EXISTS brain_token_schema (version integer NOT NULL);
-INSERT INTO brain_token_schema (version)
-    SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM brain_token_schema);
-CREATE TABLE IF NOT EXISTS brain_tokens (
-    row_key text PRIMARY KEY,
-    principal text,
-    server_url text NOT NULL,
-    client text NOT NULL,
-    version bigint NOT NULL DEFAULT 0,
-    lease_holder text,
-    lease_until timestamptz,
-    key_id text,
-    sealed bytea,
-    updated_at timestamptz NOT NULL DEFAULT now()
-);
-COMMIT;";
 
 /// A [`TokenStore`] on Postgres. Connects when first used (making its table if
 /// missing), and again after the connection is lost. Its `Debug` shows the key ids and
@@ -56,7 +40,7 @@ pub struct PostgresTokenStore {
     tls: MakeRustlsConnect,
     password: Option<Secret>,
     keys: Keys,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    session: tokio::sync::Mutex<Option<connect::Session>>,
     timeout: Duration,
     ttl: Duration,
 }
@@ -94,9 +78,7 @@ impl PostgresTokenStore {
     /// `url_name` and `key_name` say where they came from, in errors.
     pub fn new(url_name: &str, url: &str, key_name: &str, keys: &str) -> Result<Self, StoreError> {
         brain_mcp_proto::text::learn(url);
-        let config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|_| config_error(format!("{url_name}: not a Postgres connection URL")))?;
+        let config = connect::parse(url_name, url)?;
         let password = config
             .get_password()
             .map(|p| Secret::new(String::from_utf8_lossy(p)));
@@ -119,7 +101,7 @@ impl PostgresTokenStore {
             tls: MakeRustlsConnect::new(tls),
             password,
             keys,
-            client: tokio::sync::Mutex::new(None),
+            session: tokio::sync::Mutex::new(None),
             timeout: DEFAULT_DB_TIMEOUT,
             ttl: DEFAULT_LEASE_TTL,
         })
@@ -161,42 +143,27 @@ impl PostgresTokenStore {
         )
     }
 
-    /// The connection, made (and the table with it) if there is none or it closed.
+    /// The connection, made (and the tables with it, if missing) if there is none or
+    /// it closed.
     async fn client(&self) -> Result<Arc<Client>, StoreError> {
-        let mut held = self.client.lock().await;
-        if let Some(client) = held.as_ref().filter(|c| !c.is_closed()) {
-            return Ok(client.clone());
+        let mut held = self.session.lock().await;
+        if let Some(session) = held.as_ref().filter(|s| !s.client.is_closed()) {
+            return Ok(session.client.clone());
         }
-        *held = None;
-        let (client, connection) = self
-            .config
-            .connect(self.tls.clone())
-            .await
-            .map_err(|e| self.db_error("connect", &e))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        client
-            .batch_execute(MIGRATE)
-            .await
-            .map_err(|e| self.db_error("making the table", &e))?;
-        let row = client
-            .query_one("SELECT max(version) FROM brain_token_schema", &[])
-            .await
-            .map_err(|e| self.db_error("reading the schema version", &e))?;
-        let found: Option<i32> = row.get(0);
-        if found.unwrap_or(SCHEMA) > SCHEMA {
-            return Err(config_error(format!(
-                "postgres: the token table has schema {}, newer than this Brain's {SCHEMA}",
-                found.unwrap_or_default()
-            )));
+        if let Some(closed) = held.take() {
+            closed.abandon(self.tls.clone(), self.timeout);
         }
-        let client = Arc::new(client);
-        *held = Some(client.clone());
+        let session = connect::connect(&self.config, self.tls.clone(), self.timeout, |what, e| {
+            self.db_error(what, e)
+        })
+        .await?;
+        let client = session.client.clone();
+        *held = Some(session);
         Ok(client)
     }
 
-    /// `op` within the timeout; past it, the connection is dropped (it may be stuck).
+    /// `op` within the timeout; past it, the session is given up (it may be stuck):
+    /// its statement cancelled on the server, its connection closed.
     async fn bounded<T>(
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
@@ -204,8 +171,8 @@ impl PostgresTokenStore {
         match tokio::time::timeout(self.timeout, op).await {
             Ok(result) => result,
             Err(_) => {
-                if let Ok(mut held) = self.client.try_lock() {
-                    *held = None;
+                if let Some(session) = self.session.try_lock().ok().and_then(|mut h| h.take()) {
+                    session.abandon(self.tls.clone(), self.timeout);
                 }
                 Err(StoreError::new(
                     StoreErrorKind::Timeout,
@@ -248,6 +215,9 @@ fn from_json(plain: &[u8]) -> Result<StoredTokens, StoreError> {
     Ok(tokens)
 }
 
+/// A row's version: a save's, taken from the database's clock in microseconds (and
+/// always past the row's last), so a row deleted and saved again never repeats a
+/// version a process may still hold.
 fn version(n: i64) -> Version {
     Version::new(u64::try_from(n).unwrap_or_default())
 }
@@ -261,9 +231,14 @@ impl TokenStore for PostgresTokenStore {
                 self.client()
                     .await?
                     .query_opt(
-                        "SELECT version, key_id, sealed FROM brain_tokens \
-                         WHERE row_key = $1 AND sealed IS NOT NULL",
-                        &[&row_key],
+                        "SELECT version, \
+                         octet_length(sealed) <= $2 AND coalesce(length(key_id), 0) <= $3, \
+                         CASE WHEN octet_length(sealed) <= $2 \
+                         AND coalesce(length(key_id), 0) <= $3 THEN key_id END, \
+                         CASE WHEN octet_length(sealed) <= $2 \
+                         AND coalesce(length(key_id), 0) <= $3 THEN sealed END \
+                         FROM brain_tokens WHERE row_key = $1 AND sealed IS NOT NULL",
+                        &[&row_key, &MAX_SEALED, &MAX_KEY_ID],
                     )
                     .await
                     .map_err(|e| self.db_error("load", &e))
@@ -272,7 +247,17 @@ impl TokenStore for PostgresTokenStore {
         let Some(row) = row else {
             return Ok(None);
         };
-        let (n, id, sealed): (i64, Option<String>, Vec<u8>) = (row.get(0), row.get(1), row.get(2));
+        let (n, fits): (i64, bool) = (row.get(0), row.get(1));
+        let (id, sealed): (Option<String>, Option<Vec<u8>>) = (row.get(2), row.get(3));
+        let (true, Some(sealed)) = (fits, sealed) else {
+            return Err(StoreError::new(
+                StoreErrorKind::Unreadable,
+                format!(
+                    "a row's sealed tokens or key id are larger than a Brain writes \
+                     ({MAX_SEALED} bytes, {MAX_KEY_ID} characters)"
+                ),
+            ));
+        };
         let plain = self
             .keys
             .open(&row_key, id.as_deref().unwrap_or_default(), &sealed)?;
@@ -296,9 +281,12 @@ impl TokenStore for PostgresTokenStore {
                             .query_opt(
                                 "INSERT INTO brain_tokens \
                                  (row_key, principal, server_url, client, version, key_id, sealed) \
-                                 VALUES ($1, $2, $3, $4, 1, $5, $6) \
+                                 VALUES ($1, $2, $3, $4, \
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
+                                 $5, $6) \
                                  ON CONFLICT (row_key) DO UPDATE SET \
-                                 version = brain_tokens.version + 1, key_id = EXCLUDED.key_id, \
+                                 version = greatest(brain_tokens.version + 1, \
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint), key_id = EXCLUDED.key_id, \
                                  sealed = EXCLUDED.sealed, updated_at = now() \
                                  WHERE brain_tokens.sealed IS NULL RETURNING version",
                                 &[
@@ -316,7 +304,9 @@ impl TokenStore for PostgresTokenStore {
                         let v = i64::try_from(v.get()).unwrap_or(-1);
                         client
                             .query_opt(
-                                "UPDATE brain_tokens SET version = version + 1, key_id = $2, \
+                                "UPDATE brain_tokens SET version = greatest(version + 1, \
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint), \
+                                 key_id = $2, \
                                  sealed = $3, updated_at = now() \
                                  WHERE row_key = $1 AND version = $4 AND sealed IS NOT NULL \
                                  RETURNING version",

@@ -5,7 +5,7 @@
 //! until its token is saved or the lease expires (its holder died) and is taken over.
 //! What to do next is decided by [`plan`], a pure function.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
@@ -14,8 +14,10 @@ use brain_mcp_proto::auth::HttpUrl;
 use brain_mcp_transport::BearerToken;
 
 use super::flow::STEP_DEADLINE;
+use super::footprint::Footprint;
 use super::held::Held;
-use super::store::{Lease, StoreError, StoreErrorKind, TokenKey, TokenStore, Version, Versioned};
+use super::saving::{Saved, Saving};
+use super::store::{Lease, StoreError, TokenKey, TokenStore, Version, Versioned};
 use super::{AuthFailure, Authorizer, Credentials, Flight, Net, OAuthClient, lock};
 
 /// Waits between looks at a row another process has leased: from the first to the most.
@@ -26,9 +28,15 @@ const MOST_WAIT: Duration = Duration::from_millis(500);
 /// tokens are, its name for the row's client, and its name as a lease holder.
 #[derive(Debug)]
 pub(super) struct Shared {
-    version: Mutex<Option<Version>>,
+    version: Arc<Mutex<Option<Version>>>,
     client_key: String,
     holder: String,
+    /// The authorizer itself, for a renewal run in a task of its own (none for an
+    /// authorizer not made by [`Authorizer::new_shared`]: it renews within the call).
+    me: Weak<Authorizer>,
+    /// Held by a renewal until its tokens are saved, also past the call that started
+    /// it: another call of this authorizer never refreshes with the same token.
+    renewing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Shared {
@@ -51,9 +59,11 @@ impl Shared {
             .map(|()| URL_SAFE_NO_PAD.encode(nonce))
             .unwrap_or_else(|_| format!("{:?}", Instant::now()));
         Self {
-            version: Mutex::new(None),
+            version: Arc::new(Mutex::new(None)),
             client_key: URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16]),
             holder: format!("{}-{random}", std::process::id()),
+            me: Weak::new(),
+            renewing: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }
@@ -118,7 +128,8 @@ pub(super) fn plan(found: Found, now: SystemTime, budget: Duration) -> Next {
 }
 
 /// Releases a lease when dropped without [`Release::now`] (a call cancelled at its
-/// deadline), so the others need not wait for its expiry.
+/// deadline), so the others need not wait for its expiry. Once a token is asked for,
+/// the renewal owns the lease (`done`): see [`Authorizer::renew_and_save`].
 struct Release {
     store: Arc<dyn TokenStore>,
     key: TokenKey,
@@ -161,6 +172,16 @@ fn failed(error: &StoreError) -> AuthFailure {
 }
 
 impl Authorizer {
+    /// An authorizer for `client` that knows itself, so its renewals through a shared
+    /// store run in tasks of their own.
+    pub(super) fn new_shared(client: &OAuthClient, footprint: Footprint) -> Arc<Self> {
+        Arc::new_cyclic(|me| {
+            let mut authorizer = Self::new(client, footprint);
+            authorizer.shared.me = me.clone();
+            authorizer
+        })
+    }
+
     /// The row of the tokens for the server at `server`: a user's are the principal's,
     /// machine tokens (no user delegates) the client's alone, shared by every principal.
     pub(super) fn store_key(&self, server: &HttpUrl) -> TokenKey {
@@ -173,6 +194,8 @@ impl Authorizer {
     /// server refused that very token); the token to send now, if fresh.
     pub(super) fn adopt(&self, found: Option<Versioned>) -> Option<BearerToken> {
         let Some(found) = found else {
+            // The row is gone (never saved, or deleted): a save must expect none.
+            *lock(&self.shared.version) = None;
             return self.bearer();
         };
         let mut version = lock(&self.shared.version);
@@ -233,6 +256,7 @@ impl Authorizer {
         scope: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
         let key = self.store_key(server);
+        let renewing = self.shared.renewing.clone().lock_owned().await;
         let ttl = store.lease_ttl();
         let budget = ttl + STEP_DEADLINE;
         let (mut waited, mut waits) = (Duration::ZERO, 0);
@@ -288,59 +312,150 @@ impl Authorizer {
             }
             next = plan(step, SystemTime::now(), budget);
         };
-        let result = self
-            .renew_leased(&store, &key, net, flight, server, scope)
-            .await;
-        guard.now().await;
-        result
+        self.renew_leased(guard, renewing, net, flight, server, scope)
+            .await
     }
 
     /// Under the lease: load again, use what the holder before saved if fresh, else
-    /// renew, save, and only then hand the token out.
+    /// renew, save, and only then hand the token out (see [`Saving`]).
     async fn renew_leased(
         &self,
-        store: &Arc<dyn TokenStore>,
-        key: &TokenKey,
+        mut guard: Release,
+        renewing: tokio::sync::OwnedMutexGuard<()>,
         net: &Net<'_>,
         flight: &mut Flight,
         server: &HttpUrl,
         scope: Option<String>,
     ) -> Result<BearerToken, AuthFailure> {
-        let found = self.reload(store.as_ref(), key).await?;
+        let (store, key) = (guard.store.clone(), guard.key.clone());
+        let found = self.reload(store.as_ref(), &key).await;
+        let fresh = matches!(&found, Ok(Some(_))) && self.covers(scope.as_deref());
         let step = Found::Loaded {
-            fresh: found.is_some() && self.covers(scope.as_deref()),
+            fresh,
             leased: true,
         };
-        if plan(step, SystemTime::now(), Duration::ZERO) == Next::Use
-            && let Some(token) = found
-        {
-            return Ok(token);
+        match found {
+            Ok(Some(token)) if plan(step, SystemTime::now(), Duration::ZERO) == Next::Use => {
+                guard.now().await;
+                return Ok(token);
+            }
+            Err(error) => {
+                guard.now().await;
+                return Err(error);
+            }
+            Ok(_) => {}
         }
-        let token = self.fetch(net, flight, server, scope).await?;
+        // The lease is extended right before the token request: the request and the
+        // save then have the whole ttl.
+        match store.lease(&key, &guard.holder, store.lease_ttl()).await {
+            Ok(Lease::Granted) => {}
+            Ok(Lease::Held { .. }) => {
+                guard.done = true;
+                return Err(AuthFailure::store(
+                    "authorization: the token store's lease expired before the token request \
+                     (token_store.lease_seconds is too short)",
+                ));
+            }
+            Err(error) => {
+                guard.now().await;
+                return Err(failed(&error));
+            }
+        }
+        let holder = std::mem::take(&mut guard.holder);
+        // From here the renewal owns the lease: it releases it once its tokens are saved
+        // (or it got none), else leaves it to expire.
+        guard.done = true;
+        let Some(me) = self.shared.me.upgrade() else {
+            return self
+                .renew_and_save(net, flight, server, scope, store, key, holder)
+                .await;
+        };
+        // Once the authorization server has answered, the refresh token sent is spent:
+        // the request and the save run in a task of their own, which a cancelled call
+        // does not cut short.
+        let (http, destinations) = (net.http.clone(), net.destinations);
+        let authority = flight.authority.clone();
+        let server = server.clone();
+        let task = tokio::spawn(async move {
+            let _renewing = renewing;
+            let net = Net {
+                http: &http,
+                destinations,
+            };
+            let mut flight = Flight {
+                authority,
+                ..Flight::default()
+            };
+            me.renew_and_save(&net, &mut flight, &server, scope, store, key, holder)
+                .await
+        });
+        task.await.unwrap_or_else(|_| {
+            Err(AuthFailure::host(
+                "authorization: the renewal's task ended early",
+            ))
+        })
+    }
+
+    /// Renews (the lease held by `holder`), saves (see [`Saving`]), and only then hands
+    /// the token out.
+    #[allow(clippy::too_many_arguments)]
+    async fn renew_and_save(
+        &self,
+        net: &Net<'_>,
+        flight: &mut Flight,
+        server: &HttpUrl,
+        scope: Option<String>,
+        store: Arc<dyn TokenStore>,
+        key: TokenKey,
+        holder: String,
+    ) -> Result<BearerToken, AuthFailure> {
+        let token = match self.fetch(net, flight, server, scope).await {
+            Ok(token) => token,
+            Err(error) => {
+                // Nothing new held: no refresh token waits to be saved.
+                let _ = store.release(&key, &holder).await;
+                return Err(error);
+            }
+        };
         let expected = *lock(&self.shared.version);
-        let Some(stored) = self.held().map(|h| h.to_stored()) else {
+        let Some(tokens) = self.held().map(|h| h.to_stored()) else {
             return Err(AuthFailure::host(
                 "authorization: no token held after renewal",
             ));
         };
-        match store.save(key, expected, &stored).await {
-            Ok(version) => {
-                *lock(&self.shared.version) = Some(version);
-                Ok(token)
+        let saving = Saving {
+            store: store.clone(),
+            key: key.clone(),
+            holder,
+            expected,
+            tokens,
+            version: self.shared.version.clone(),
+        };
+        match saving.run().await {
+            Saved::Done => Ok(token),
+            Saved::Theirs => {
+                self.refuse_held();
+                self.reload(store.as_ref(), &key).await?.ok_or_else(|| {
+                    AuthFailure::store("authorization: the token store's row changed twice")
+                })
             }
-            Err(error) => {
-                // Never send a token whose refresh token is not saved; the refresh token
-                // stays held, to be saved by the next renewal.
-                if let Some(held) = lock(&self.held).as_mut() {
-                    held.refuse();
-                }
-                if error.kind() == StoreErrorKind::Conflict
-                    && let Some(theirs) = self.reload(store.as_ref(), key).await?
-                {
-                    return Ok(theirs);
-                }
-                Err(failed(&error))
+            Saved::Failed(error) => {
+                // Never send a token whose refresh token is not saved; it stays held,
+                // to be saved by this process's next renewal while the lease lasts.
+                self.refuse_held();
+                Err(AuthFailure::store(format!(
+                    "authorization: the renewed tokens could not be saved to the token store \
+                     ({}): {error}; they are not used, and the lease is left to expire",
+                    error.kind().as_str()
+                )))
             }
+        }
+    }
+
+    /// Marks the token held refused: it is never sent.
+    fn refuse_held(&self) {
+        if let Some(held) = lock(&self.held).as_mut() {
+            held.refuse();
         }
     }
 }

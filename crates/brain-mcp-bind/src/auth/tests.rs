@@ -217,3 +217,33 @@ fn an_identity_assertion_goes_only_to_a_pinned_issuer() {
     assert!(pinned.may_send_to("https://as.example"));
     assert!(!pinned.may_send_to("https://as.attacker.example"));
 }
+
+#[test]
+fn a_client_that_registers_itself_keeps_its_tokens_per_process() {
+    use std::sync::Arc;
+    struct Prompt;
+    #[async_trait::async_trait]
+    impl super::AuthorizationHandler for Prompt {
+        async fn authorize(
+            &self,
+            _prompt: &super::AuthorizationPrompt,
+        ) -> Result<String, super::Declined> {
+            Err("no user here".into())
+        }
+    }
+    let store: Arc<dyn super::TokenStore> = Arc::new(super::MemoryTokenStore::new());
+    let registers = OAuthClient::delegated(Arc::new(Prompt), "http://127.0.0.1/cb")
+        .with_token_store(store.clone());
+    let footprint = super::footprint::Footprint::default;
+    let authorizer = super::Authorizer::new(&registers, footprint());
+    assert!(
+        authorizer.store().is_none(),
+        "each process registers a client of its own: no row to share"
+    );
+    let named = registers.with_client("brain-host", None);
+    let authorizer = super::Authorizer::new(&named, footprint());
+    assert!(
+        authorizer.store().is_some(),
+        "a named client shares its row"
+    );
+}

@@ -15,6 +15,12 @@ const FIELDS: &[&str] = &["postgres_url_env", "key_env", "lease_seconds"];
 /// The longest lease the config accepts, in seconds.
 const MAX_LEASE_SECONDS: u64 = 600;
 
+/// The shortest lease the config accepts, in seconds: what the holder may do under it
+/// at most, two token requests (a refresh, then the client's grant when the refresh
+/// is refused; 10 s each) and two database operations (the save, and a load after a
+/// conflict; 5 s each). The lease is extended right before the token request.
+pub(crate) const MIN_LEASE_SECONDS: u64 = 2 * 10 + 2 * 5;
+
 /// A token store on Postgres shared by host processes: the environment variables
 /// holding its connection URL and its encryption keys (names only: the values are read
 /// when the host starts), and how long a refresh's lease lasts.
@@ -26,8 +32,8 @@ pub struct TokenStoreConfig {
     /// The variable holding the keys that seal tokens at rest: comma-separated, each 32
     /// bytes in standard base64, the first sealing.
     pub key_env: String,
-    /// How long a refresh's lease lasts, in seconds (default 30): longer than a token
-    /// request may take.
+    /// How long a refresh's lease lasts, in seconds (default and least
+    /// [`MIN_LEASE_SECONDS`], 30): longer than what its holder may do under it.
     pub lease_seconds: u64,
 }
 
@@ -62,13 +68,19 @@ pub(crate) fn parse(value: &Value, errors: &mut Errors) -> Option<TokenStoreConf
     let url = var("postgres_url_env");
     let key = var("key_env");
     let lease_seconds = match object.get("lease_seconds") {
-        None => 30,
-        Some(v) => match v.as_u64().filter(|s| (1..=MAX_LEASE_SECONDS).contains(s)) {
+        None => MIN_LEASE_SECONDS,
+        Some(v) => match v
+            .as_u64()
+            .filter(|s| (MIN_LEASE_SECONDS..=MAX_LEASE_SECONDS).contains(s))
+        {
             Some(s) => s,
             None => {
                 errors.push(
                     &field_path(TOKEN_STORE, "lease_seconds"),
-                    format!("must be a whole number from 1 to {MAX_LEASE_SECONDS}"),
+                    format!(
+                        "must be a whole number from {MIN_LEASE_SECONDS} (two token requests \
+                         and two database operations) to {MAX_LEASE_SECONDS}"
+                    ),
                 );
                 0
             }

@@ -90,6 +90,13 @@ impl Keys {
     pub(crate) fn open(&self, row: &str, id: &str, sealed: &[u8]) -> Result<Vec<u8>, StoreError> {
         let unreadable = |why: &str| StoreError::new(StoreErrorKind::Unreadable, why.to_owned());
         let Some((_, key)) = self.keys.iter().find(|(k, _)| k == id) else {
+            let named = id.len() <= 16
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !named {
+                return Err(unreadable("a row's key id is malformed"));
+            }
             return Err(unreadable(&format!(
                 "a row was sealed with key id {id:?}, which is not among the keys given"
             )));

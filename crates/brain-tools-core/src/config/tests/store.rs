@@ -34,10 +34,10 @@ fn a_token_store_names_its_variables() {
     assert_eq!(store.key_env, "BRAIN_KEYS");
     assert_eq!(store.lease_seconds, 30);
     let config = load(json!({
-        "postgres_url_env": "A", "key_env": "B", "lease_seconds": 5,
+        "postgres_url_env": "A", "key_env": "B", "lease_seconds": 45,
     }))
     .unwrap();
-    assert_eq!(config.token_store().unwrap().lease_seconds, 5);
+    assert_eq!(config.token_store().unwrap().lease_seconds, 45);
     let none = HostConfig::from_value(&json!({"tools": []})).unwrap();
     assert!(none.token_store().is_none());
 }
@@ -71,6 +71,15 @@ fn a_token_store_s_problems_name_the_field() {
     );
     assert_eq!(
         errors[2],
-        "token_store.lease_seconds: must be a whole number from 1 to 600"
+        "token_store.lease_seconds: must be a whole number from 30 (two token requests and two \
+         database operations) to 600"
+    );
+    let short = load(json!({
+        "postgres_url_env": "A", "key_env": "B", "lease_seconds": 29,
+    }))
+    .unwrap_err();
+    assert!(
+        short[0].starts_with("token_store.lease_seconds: must be a whole number from 30"),
+        "{short:?}"
     );
 }
