@@ -94,12 +94,3 @@ pub(super) fn weigh_authority(a: &Authority) -> usize {
         + list(&m.grant_types_supported)
         + list(&a.scopes_supported)
 }
-
-impl super::Authorizer {
-    /// Weighs what is held again, after it changed.
-    pub(super) fn reweigh(&self) {
-        let held = super::lock(&self.held);
-        let remembered = super::lock(&self.remembered);
-        self.footprint.set(weigh(held.as_ref(), &remembered));
-    }
-}

@@ -7,10 +7,9 @@
 //! the tokens are saved. A save that fails for good keeps the lease: it expires on its
 //! own, and the call fails.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::lock;
 use super::store::{
     Lease, StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version,
 };
@@ -58,7 +57,7 @@ impl Saving {
                 .await
             {
                 Ok(version) => {
-                    *lock(&self.version) = Some(version);
+                    *self.version.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
                     // A release that fails leaves the lease to expire: nothing else to do.
                     let _ = self.store.release(&self.key, &self.holder).await;
                     return Saved::Done;

@@ -470,3 +470,13 @@ fn unreachable_renew() -> Result<(), AuthFailure> {
 #[cfg(test)]
 #[path = "shared_tests.rs"]
 mod tests;
+
+impl Authorizer {
+    /// Weighs what is held again, after it changed.
+    pub(super) fn reweigh(&self) {
+        let held = lock(&self.held);
+        let remembered = lock(&self.remembered);
+        self.footprint
+            .set(super::footprint::weigh(held.as_ref(), &remembered));
+    }
+}
