@@ -56,7 +56,7 @@ fn config_with(server: &TestServer, auth: &TestAuthServer, name: &str, lease: u6
             "url": server.url(),
             "mcp_tool": "echo",
             "tenants": ["acme"],
-            "timeout_seconds": 30,
+            "timeout_seconds": LEASE_SECONDS + 15,
             "oauth": {
                 "issuer": auth.url(),
                 "client_id": CLIENT,

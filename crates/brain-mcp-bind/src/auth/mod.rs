@@ -185,22 +185,6 @@ impl Authorizer {
         lock(&self.held).clone()
     }
 
-    /// The token to send now, if one is held and not about to expire.
-    pub(crate) fn bearer(&self) -> Option<BearerToken> {
-        self.held()
-            .filter(|h| h.fresh(Instant::now()))
-            .map(|h| h.token)
-    }
-
-    /// The token for a message that closes or follows up work (a cancel, a session's
-    /// end, `notifications/initialized`): the one held while it has not expired, inside
-    /// its renewal margin too; none once refused or expired.
-    pub(crate) fn bearer_for_cleanup(&self) -> Option<BearerToken> {
-        self.held()
-            .filter(|h| h.usable(Instant::now()))
-            .map(|h| h.token)
-    }
-
     /// A token for a message that closes or follows up work, renewed if the one held has
     /// expired, without anything interactive or new: only at the authority already
     /// known, with the client's given or registered identity, by refresh token or by

@@ -5,6 +5,7 @@
 //! until its token is saved or the lease expires (its holder died) and is taken over.
 //! What to do next is decided by [`plan`], a pure function.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -37,6 +38,8 @@ pub(super) struct Shared {
     /// Held by a renewal until its tokens are saved, also past the call that started
     /// it: another call of this authorizer never refreshes with the same token.
     renewing: Arc<tokio::sync::Mutex<()>>,
+    /// Set while a renewal's tokens are held but not yet saved: no call sends them.
+    pub(super) unsaved: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -64,6 +67,7 @@ impl Shared {
             holder: format!("{}-{random}", std::process::id()),
             me: Weak::new(),
             renewing: Arc::new(tokio::sync::Mutex::new(())),
+            unsaved: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -376,6 +380,9 @@ impl Authorizer {
         let (http, destinations) = (net.http.clone(), net.destinations);
         let authority = flight.authority.clone();
         let server = server.clone();
+        // Bounded by the lease and one step: a user's approval (a delegated client's
+        // first grant) waits on the host's handler, which may never answer.
+        let bound = store.lease_ttl() + STEP_DEADLINE;
         let task = tokio::spawn(async move {
             let _renewing = renewing;
             let net = Net {
@@ -386,8 +393,12 @@ impl Authorizer {
                 authority,
                 ..Flight::default()
             };
-            me.renew_and_save(&net, &mut flight, &server, scope, store, key, holder)
-                .await
+            let work = me.renew_and_save(&net, &mut flight, &server, scope, store, key, holder);
+            tokio::time::timeout(bound, work).await.unwrap_or_else(|_| {
+                Err(AuthFailure::host(
+                    "authorization: the renewal took longer than its lease",
+                ))
+            })
         });
         task.await.unwrap_or_else(|_| {
             Err(AuthFailure::host(
@@ -409,6 +420,10 @@ impl Authorizer {
         key: TokenKey,
         holder: String,
     ) -> Result<BearerToken, AuthFailure> {
+        // Tokens renewed here are held before they are saved: until then no call of
+        // this authorizer may send them (`bearer` reads this).
+        self.shared.unsaved.store(true, Ordering::Release);
+        let _unsaved = Unsaved(&self.shared.unsaved);
         let token = match self.fetch(net, flight, server, scope).await {
             Ok(token) => token,
             Err(error) => {
@@ -478,5 +493,38 @@ impl Authorizer {
         let remembered = lock(&self.remembered);
         self.footprint
             .set(super::footprint::weigh(held.as_ref(), &remembered));
+    }
+}
+
+/// Clears [`Shared::unsaved`] when a renewal ends, however it ends.
+struct Unsaved<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Unsaved<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl Authorizer {
+    /// The token to send now, if one is held and not about to expire.
+    pub(crate) fn bearer(&self) -> Option<BearerToken> {
+        if self.shared.unsaved.load(Ordering::Acquire) {
+            return None;
+        }
+        self.held()
+            .filter(|h| h.fresh(Instant::now()))
+            .map(|h| h.token)
+    }
+
+    /// The token for a message that closes or follows up work (a cancel, a session's
+    /// end, `notifications/initialized`): the one held while it has not expired, inside
+    /// its renewal margin too; none once refused or expired.
+    pub(crate) fn bearer_for_cleanup(&self) -> Option<BearerToken> {
+        if self.shared.unsaved.load(Ordering::Acquire) {
+            return None;
+        }
+        self.held()
+            .filter(|h| h.usable(Instant::now()))
+            .map(|h| h.token)
     }
 }

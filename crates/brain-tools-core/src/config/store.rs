@@ -33,7 +33,7 @@ pub struct TokenStoreConfig {
     /// bytes in standard base64, the first sealing.
     pub key_env: String,
     /// How long a refresh's lease lasts, in seconds (default and least
-    /// [`MIN_LEASE_SECONDS`], 30): longer than what its holder may do under it.
+    /// `MIN_LEASE_SECONDS`, 30): longer than what its holder may do under it.
     pub lease_seconds: u64,
 }
 
