@@ -4,8 +4,8 @@
 //! it says so and skips (with `BRAIN_REQUIRE_POSTGRES` set it fails instead).
 //!
 //! The authorization server rotates refresh tokens and revokes the grant when a used one
-//! comes back. `processes_hammering_one_grant_lose_nothing` runs for 3 s by default;
-//! `BRAIN_FLEET_SECONDS=60` makes it the minute the issue asks for.
+//! comes back. `processes_hammering_one_grant_lose_nothing` runs for 3 s by default and
+//! for `BRAIN_FLEET_SECONDS` when set (`cargo xtask ci` sets a minute).
 #![cfg(all(feature = "postgres", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
 
