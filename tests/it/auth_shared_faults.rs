@@ -28,6 +28,8 @@ const SECRET: &str = "shared-secret";
 struct Faulty {
     inner: Mutex<Arc<MemoryTokenStore>>,
     fail_saves: AtomicU32,
+    /// Saves that commit but whose answer is lost (a timeout after the write).
+    lose_answers: AtomicU32,
     hold_saves: AtomicBool,
     save_held: Notify,
     go: Notify,
@@ -69,7 +71,19 @@ impl TokenStore for Faulty {
                 "no answer in time",
             ));
         }
-        self.inner().save(key, expected, tokens).await
+        let saved = self.inner().save(key, expected, tokens).await;
+        if saved.is_ok()
+            && self
+                .lose_answers
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            return Err(StoreError::new(
+                StoreErrorKind::Timeout,
+                "no answer in time",
+            ));
+        }
+        saved
     }
     async fn lease(
         &self,
@@ -216,4 +230,26 @@ async fn an_authorizer_whose_row_vanished_saves_it_anew() {
         ["client_credentials", "refresh_token", "refresh_token"]
     );
     assert_eq!(store.inner().len(), 1, "the row was saved again");
+}
+
+/// A save that reached the store but whose answer was lost is recognized as this
+/// process's own when tried again: the call goes on with its token, and nobody rotates
+/// again.
+#[tokio::test]
+async fn a_save_whose_answer_was_lost_is_known_as_its_own() {
+    let (auth, server) = rotating();
+    let store = Arc::new(Faulty::default());
+    let echo = binding(spec("echo", &server.url(), "echo"));
+    let a = process(&auth, &store);
+    let out = call(&a, &echo, "a1", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    store.lose_answers.store(1, Ordering::SeqCst);
+    let out = call(&a, &echo, "a2", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    let b = process(&auth, &store);
+    let out = call(&b, &echo, "b1", json!({"text": "hi"})).await;
+    assert_eq!(out.result["is_error"], false, "{}", out.result);
+    assert_eq!(grants(&auth), ["client_credentials", "refresh_token"]);
+    assert_eq!(auth.revocations(), 0);
 }

@@ -73,6 +73,14 @@ impl Saving {
                         continue;
                     }
                     Ok(None) => return Saved::Failed(error),
+                    // A save of ours that committed but whose answer was lost: the row
+                    // holds exactly these tokens, saved.
+                    Ok(Some(row)) if same_tokens(&row.tokens, &self.tokens) => {
+                        let version = Some(row.version);
+                        *self.version.lock().unwrap_or_else(PoisonError::into_inner) = version;
+                        let _ = self.store.release(&self.key, &self.holder).await;
+                        return Saved::Done;
+                    }
                     Ok(Some(_)) => {
                         let _ = self.store.release(&self.key, &self.holder).await;
                         return Saved::Theirs;
@@ -91,4 +99,13 @@ impl Saving {
             }
         }
     }
+}
+
+/// Whether a row holds the very tokens this save was writing (compared in full: a
+/// refresh token is issued once, so another holder's never matches).
+fn same_tokens(row: &StoredTokens, ours: &StoredTokens) -> bool {
+    let expose = |s: &Option<brain_tools_core::Secret>| s.as_ref().map(|s| s.expose().to_owned());
+    expose(&row.refresh_token) == expose(&ours.refresh_token)
+        && expose(&row.access_token) == expose(&ours.access_token)
+        && (ours.refresh_token.is_some() || ours.access_token.is_some())
 }
