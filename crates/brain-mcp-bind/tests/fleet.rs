@@ -9,6 +9,8 @@
 #![cfg(all(feature = "postgres", unix))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
 
+mod pg;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -25,21 +27,6 @@ const SECRET: &str = "fleet-client-secret-5f0b";
 /// How long a refresh's lease lasts: the least the config accepts (two token requests
 /// and two database operations).
 const LEASE_SECONDS: u64 = 30;
-const LONG_LEASE: u64 = LEASE_SECONDS;
-
-fn postgres() -> Option<String> {
-    match std::env::var("BRAIN_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("BRAIN_REQUIRE_POSTGRES").is_none(),
-                "BRAIN_REQUIRE_POSTGRES is set but BRAIN_TEST_POSTGRES_URL is not"
-            );
-            eprintln!("BRAIN_TEST_POSTGRES_URL is unset: skipping (cargo xtask ci sets it)");
-            None
-        }
-    }
-}
 
 /// A host config for the echo tool of `server` with machine credentials for `auth`,
 /// its tokens in the Postgres store with leases of `lease` seconds; written to a file of
@@ -75,7 +62,7 @@ fn config_with(server: &TestServer, auth: &TestAuthServer, name: &str, lease: u6
 
 /// [`config_with`] long leases.
 fn config(server: &TestServer, auth: &TestAuthServer, name: &str) -> PathBuf {
-    config_with(server, auth, name, LONG_LEASE)
+    config_with(server, auth, name, LEASE_SECONDS)
 }
 
 /// `mcp-call` of the echo tool with `config`, started.
@@ -131,7 +118,7 @@ fn grants(auth: &TestAuthServer, grant: &str) -> usize {
 
 #[test]
 fn twenty_processes_started_together_make_one_token_request() {
-    let Some(url) = postgres() else { return };
+    let Some(url) = pg::url() else { return };
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     let config = config(&server, &auth, "twenty");
     let children: Vec<Child> = (0..20).map(|_| spawn(&config, &url)).collect();
@@ -148,7 +135,7 @@ fn twenty_processes_started_together_make_one_token_request() {
 
 #[test]
 fn processes_hammering_one_grant_lose_nothing() {
-    let Some(url) = postgres() else { return };
+    let Some(url) = pg::url() else { return };
     let seconds = std::env::var("BRAIN_FLEET_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -194,7 +181,7 @@ fn processes_hammering_one_grant_lose_nothing() {
 
 #[test]
 fn a_process_killed_holding_the_lease_blocks_others_for_the_lease_at_most() {
-    let Some(url) = postgres() else { return };
+    let Some(url) = pg::url() else { return };
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     auth.configure(|c| c.hang_token_requests = 1);
     let config = config_with(&server, &auth, "killed", LEASE_SECONDS);
@@ -274,7 +261,7 @@ fn a_database_that_is_down_fails_the_call_on_time_naming_the_store() {
 
 #[test]
 fn a_corrupt_row_fails_clearly_and_sends_no_token() {
-    let Some(url) = postgres() else { return };
+    let Some(url) = pg::url() else { return };
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     let config = config(&server, &auth, "corrupt");
     succeeded(&spawn(&config, &url).wait_with_output().unwrap()).unwrap();
@@ -316,7 +303,7 @@ fn a_corrupt_row_fails_clearly_and_sends_no_token() {
 
 #[test]
 fn a_wrong_key_fails_clearly_and_sends_no_token() {
-    let Some(url) = postgres() else { return };
+    let Some(url) = pg::url() else { return };
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     let config = config(&server, &auth, "wrong-key");
     succeeded(&spawn(&config, &url).wait_with_output().unwrap()).unwrap();

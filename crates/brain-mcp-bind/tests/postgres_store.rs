@@ -5,6 +5,8 @@
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed expectation is a failed test
 
+mod pg;
+
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -12,21 +14,6 @@ use base64::engine::general_purpose::STANDARD;
 use brain_mcp_bind::{
     Lease, PostgresTokenStore, Secret, StoreErrorKind, StoredTokens, TokenKey, TokenStore,
 };
-
-/// The test database's URL, or `None` (skip) outside CI.
-fn url() -> Option<String> {
-    match std::env::var("BRAIN_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("BRAIN_REQUIRE_POSTGRES").is_none(),
-                "BRAIN_REQUIRE_POSTGRES is set but BRAIN_TEST_POSTGRES_URL is not"
-            );
-            eprintln!("BRAIN_TEST_POSTGRES_URL is unset: skipping (cargo xtask ci sets it)");
-            None
-        }
-    }
-}
 
 fn key_text(byte: u8) -> String {
     STANDARD.encode([byte; 32])
@@ -60,7 +47,7 @@ fn tokens(access: &str) -> StoredTokens {
 
 #[tokio::test]
 async fn saves_are_compare_and_swap_and_round_trip_sealed() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg::url() else { return };
     let store = store(&url, &key_text(1));
     store.check().await.expect("connects and makes its table");
     let k = row("cas");
@@ -107,7 +94,7 @@ fn store_again(url: &str) -> PostgresTokenStore {
 
 #[tokio::test]
 async fn a_lease_is_one_holders_until_released_or_expired() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg::url() else { return };
     let store = store(&url, &key_text(1));
     let k = row("lease");
     let long = Duration::from_secs(60);
@@ -144,7 +131,7 @@ async fn a_lease_is_one_holders_until_released_or_expired() {
 
 #[tokio::test]
 async fn a_wrong_key_or_a_corrupt_or_moved_row_fails_as_unreadable() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg::url() else { return };
     let first = store(&url, &key_text(1));
     let k = row("keys");
     first.save(&k, None, &tokens("at-1")).await.unwrap();
@@ -261,7 +248,7 @@ async fn admin(url: &str) -> tokio_postgres::Client {
 
 #[tokio::test]
 async fn a_role_without_create_uses_tables_made_before() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg::url() else { return };
     store(&url, &key_text(1)).check().await.unwrap();
     let role = format!("brain_rw_{}", std::process::id());
     let password = "least-privilege-7d2a";
@@ -305,7 +292,7 @@ async fn a_role_without_create_uses_tables_made_before() {
 
 #[tokio::test]
 async fn a_statement_given_up_leaves_no_backend_waiting() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg::url() else { return };
     let store = store(&url, &key_text(1)).with_timeout(Duration::from_millis(300));
     let k = row("locked");
     let v = store.save(&k, None, &tokens("at")).await.unwrap();
@@ -344,7 +331,7 @@ async fn a_statement_given_up_leaves_no_backend_waiting() {
 
 #[tokio::test]
 async fn a_row_larger_than_brain_writes_is_not_read() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg::url() else { return };
     let store = store(&url, &key_text(1));
     let k = row("huge");
     store.save(&k, None, &tokens("at")).await.unwrap();
