@@ -1,9 +1,11 @@
 //! Starting a peer process on a free port, waiting for it, and stopping it on drop.
 
+use std::collections::HashSet;
 use std::fs::{self, File};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -250,19 +252,34 @@ fn python_script() -> PathBuf {
     project_root().join("peers/python/server.py")
 }
 
-/// A port that was free a moment ago (the peer binds it itself; a lost race is retried).
+/// Ports this process has handed to a peer already.
+static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+
+/// A port that was free a moment ago and that this process never gave another peer (the
+/// peer binds it itself; a race lost to another process is retried). The kernel may hand
+/// a just-released port to the next `bind(0)`; two peers started side by side on one port
+/// would share a log file, so one could pass for started on the other's socket and die
+/// under a request when the other is dropped.
 fn free_port() -> Result<u16, PeerError> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|source| PeerError::Io {
-        what: "finding a free port",
-        path: PathBuf::from("127.0.0.1:0"),
-        source,
-    })?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|source| PeerError::Io {
-            what: "reading the free port",
-            path: PathBuf::from("127.0.0.1:0"),
-            source,
-        })
+    let mut handed = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
+    let handed = handed.get_or_insert_with(HashSet::new);
+    loop {
+        let listener =
+            TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|source| PeerError::Io {
+                what: "finding a free port",
+                path: PathBuf::from("127.0.0.1:0"),
+                source,
+            })?;
+        let port = listener
+            .local_addr()
+            .map(|a| a.port())
+            .map_err(|source| PeerError::Io {
+                what: "reading the free port",
+                path: PathBuf::from("127.0.0.1:0"),
+                source,
+            })?;
+        if handed.insert(port) {
+            return Ok(port);
+        }
+    }
 }
