@@ -5,7 +5,8 @@
 //!   each case one test server; for each concurrency (1, 16, 64, 256, 1000) our client,
 //!   the raw hyper floor and rmcp each make the same calls in a process of their own;
 //!   then HTTPS over HTTP/1.1 (C = 16, 64) and h2 (every C), the host config load, and
-//!   memory per tenant at 100,000 tenants.
+//!   memory per tenant at 100,000 tenants. `BRAIN_BENCH_SIDE_PREFIX` runs each side
+//!   behind a command (a profiler; see `sweep::SIDE_PREFIX_VAR`).
 //! - `brain-bench side ...`: one side of one point (see `side.rs`).
 //! - `brain-bench instructions [--calls N] [--only TEXT] [--concurrency C]`: instructions
 //!   per call at C in flight (1 unless given), ours against the json floor, under callgrind

@@ -238,6 +238,7 @@ pub(crate) fn run_case(
                 let before = server.counters();
                 let cpu_before = spawn::server_cpu_ns();
                 let limit = Duration::from_secs(30 + (calls as u64) / 50);
+                let (program, args) = wrapped(program, args, (case.name, side, c, block));
                 let report = spawn::side(&program, &args, limit);
                 let after = server.counters();
                 let srv_ns = spawn::server_cpu_ns().saturating_sub(cpu_before);
@@ -342,4 +343,32 @@ mod tests {
         let failed = merge(vec![json!({"calls": 1}), json!({"failed": "boom"})]);
         assert_eq!(failed["failed"], json!("boom"));
     }
+}
+
+/// The variable naming a command that runs each side process (a profiler, say):
+/// whitespace-separated words, where `{case}`, `{side}`, `{c}` and `{block}` stand for
+/// the point, e.g. `perf stat -x, -o /tmp/{case}-{side}-{c}-{block}.csv --`.
+pub(crate) const SIDE_PREFIX_VAR: &str = "BRAIN_BENCH_SIDE_PREFIX";
+
+/// `program args` behind the command [`SIDE_PREFIX_VAR`] names, if any.
+fn wrapped(
+    program: String,
+    args: Vec<String>,
+    (case, side, c, block): (&str, &str, usize, usize),
+) -> (String, Vec<String>) {
+    let Ok(prefix) = std::env::var(SIDE_PREFIX_VAR) else {
+        return (program, args);
+    };
+    let fill = |word: &str| {
+        word.replace("{case}", case)
+            .replace("{side}", side)
+            .replace("{c}", &c.to_string())
+            .replace("{block}", &block.to_string())
+    };
+    let mut words = prefix.split_whitespace().map(fill);
+    let Some(first) = words.next() else {
+        return (program, args);
+    };
+    let rest = words.chain(std::iter::once(program)).chain(args).collect();
+    (first, rest)
 }
