@@ -81,9 +81,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             ours as f64 / json as f64
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // Kept for reading (callgrind_annotate) when asked.
+    if std::env::var_os(KEEP_VAR).is_some() {
+        println!("callgrind outputs kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(())
 }
+
+/// Set, the callgrind outputs of the last (2N-call) run of each side are kept.
+const KEEP_VAR: &str = "BRAIN_BENCH_KEEP_CALLGRIND";
 
 /// `--dpop [--calls N]`: the instructions one DPoP proof costs (`brain-bench proofs`, N
 /// and 2N proofs under callgrind), and what that adds to a call of each era: one proof
