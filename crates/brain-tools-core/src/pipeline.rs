@@ -116,7 +116,11 @@ async fn pipeline(
 
     let reporter = ProgressReporter::new(&call.call_id, sink);
     let sent = SendMarker::new();
-    let exec_cancel = cancel.child_token();
+    // A token of the call's own, not a child of the caller's: a child is linked into
+    // its parent under the parent's lock and unlinked again when dropped, so calls that
+    // share the caller's token would contend on it twice per call. Whatever stops the
+    // call (the caller's cancel, the deadline) cancels this token below.
+    let exec_cancel = CancellationToken::new();
     let ctx = ExecContext {
         call: &call,
         binding,

@@ -339,3 +339,65 @@ async fn an_already_cancelled_call_never_reaches_the_executor() {
     assert_failure(&result, ErrorKind::Cancelled, false);
     assert_eq!(executor.call_count(), 0);
 }
+
+/// Hands the call's own cancel token out and then hangs, as an executor that spawned
+/// work bound to the call would.
+struct Leaking(Mutex<Option<CancellationToken>>);
+
+#[async_trait::async_trait]
+impl ToolExecutor for Leaking {
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        *self.0.lock().unwrap() = Some(ctx.cancel.clone());
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_executors_token_fires_on_the_callers_cancel_and_on_the_deadline() {
+    // The caller's cancel.
+    let executor = Leaking(Mutex::new(None));
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+    let result = run_call_with(
+        &binding(json!({})),
+        call("acme", json!({"query": "x"})),
+        &executor,
+        &NoProgress,
+        &cancel,
+        &tokens,
+    )
+    .await;
+    assert_failure(&result, ErrorKind::Cancelled, false);
+    let given = executor.0.lock().unwrap().take().expect("the executor ran");
+    assert!(
+        given.is_cancelled(),
+        "the caller's cancel reaches the executor's token"
+    );
+
+    // The deadline, with the caller's token never cancelled.
+    let executor = Leaking(Mutex::new(None));
+    let cancel = CancellationToken::new();
+    let result = run_call_with(
+        &binding(json!({"timeout_seconds": 2})),
+        call("acme", json!({"query": "x"})),
+        &executor,
+        &NoProgress,
+        &cancel,
+        &tokens,
+    )
+    .await;
+    assert_failure(&result, ErrorKind::Timeout, false);
+    let given = executor.0.lock().unwrap().take().expect("the executor ran");
+    assert!(
+        given.is_cancelled(),
+        "the deadline reaches the executor's token"
+    );
+    assert!(
+        !cancel.is_cancelled(),
+        "the caller's own token is left alone"
+    );
+}
