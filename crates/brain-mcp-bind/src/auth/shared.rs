@@ -262,7 +262,7 @@ impl Authorizer {
         let key = self.store_key(server);
         let renewing = self.shared.renewing.clone().lock_owned().await;
         let ttl = store.lease_ttl();
-        let budget = ttl + STEP_DEADLINE;
+        let budget = lease_and_step(&*store);
         let (mut waited, mut waits) = (Duration::ZERO, 0);
         let mut found = None;
         let mut step = Found::Loaded {
@@ -380,9 +380,10 @@ impl Authorizer {
         let (http, destinations) = (net.http.clone(), net.destinations);
         let authority = flight.authority.clone();
         let server = server.clone();
-        // Bounded by the lease and one step: a user's approval (a delegated client's
-        // first grant) waits on the host's handler, which may never answer.
-        let bound = store.lease_ttl() + STEP_DEADLINE;
+        // Bounded by the lease and one step (the waits' budget): a user's approval (a
+        // delegated client's first grant) waits on the host's handler, which may never
+        // answer.
+        let bound = lease_and_step(&*store);
         let task = tokio::spawn(async move {
             let _renewing = renewing;
             let net = Net {
@@ -527,4 +528,10 @@ impl Authorizer {
             .filter(|h| h.usable(Instant::now()))
             .map(|h| h.token)
     }
+}
+
+/// How long a renewal may take in all: the store's lease, which a holder keeps while it
+/// renews, and one step to save what it got.
+fn lease_and_step(store: &dyn TokenStore) -> Duration {
+    store.lease_ttl() + STEP_DEADLINE
 }
