@@ -318,33 +318,6 @@ fn merge(mut blocks: Vec<Value>) -> Value {
     merged
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blocks_add_up_counts_and_keep_peaks() {
-        let blocks = vec![
-            json!({"side": "ours", "calls": 100, "cpu_s": 1.0, "wall_s": 2.0, "p50_us": 10,
-                   "rss_hwm_kib": 500, "accepted": 17}),
-            json!({"side": "ours", "calls": 100, "cpu_s": 3.0, "wall_s": 2.0, "p50_us": 30,
-                   "rss_hwm_kib": 700, "accepted": 17}),
-            json!({"side": "ours", "calls": 100, "cpu_s": 2.0, "wall_s": 2.0, "p50_us": 20,
-                   "rss_hwm_kib": 600, "accepted": 17}),
-        ];
-        let merged = merge(blocks);
-        assert_eq!(merged["calls"], json!(300.0));
-        assert_eq!(merged["cpu_s"], json!(6.0));
-        assert_eq!(merged["p50_us"], json!(20.0));
-        assert_eq!(merged["rss_hwm_kib"], json!(700.0));
-        assert_eq!(merged["accepted"], json!(17.0));
-        assert_eq!(merged["side"], json!("ours"));
-        assert_eq!(merged["blocks"], json!(3));
-        let failed = merge(vec![json!({"calls": 1}), json!({"failed": "boom"})]);
-        assert_eq!(failed["failed"], json!("boom"));
-    }
-}
-
 /// The variable naming a command that runs each side process (a profiler, say):
 /// whitespace-separated words, where `{case}`, `{side}`, `{c}` and `{block}` stand for
 /// the point, e.g. `perf stat -x, -o /tmp/{case}-{side}-{c}-{block}.csv --`.
@@ -371,4 +344,31 @@ fn wrapped(
     };
     let rest = words.chain(std::iter::once(program)).chain(args).collect();
     (first, rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_add_up_counts_and_keep_peaks() {
+        let blocks = vec![
+            json!({"side": "ours", "calls": 100, "cpu_s": 1.0, "wall_s": 2.0, "p50_us": 10,
+                   "rss_hwm_kib": 500, "accepted": 17}),
+            json!({"side": "ours", "calls": 100, "cpu_s": 3.0, "wall_s": 2.0, "p50_us": 30,
+                   "rss_hwm_kib": 700, "accepted": 17}),
+            json!({"side": "ours", "calls": 100, "cpu_s": 2.0, "wall_s": 2.0, "p50_us": 20,
+                   "rss_hwm_kib": 600, "accepted": 17}),
+        ];
+        let merged = merge(blocks);
+        assert_eq!(merged["calls"], json!(300.0));
+        assert_eq!(merged["cpu_s"], json!(6.0));
+        assert_eq!(merged["p50_us"], json!(20.0));
+        assert_eq!(merged["rss_hwm_kib"], json!(700.0));
+        assert_eq!(merged["accepted"], json!(17.0));
+        assert_eq!(merged["side"], json!("ours"));
+        assert_eq!(merged["blocks"], json!(3));
+        let failed = merge(vec![json!({"calls": 1}), json!({"failed": "boom"})]);
+        assert_eq!(failed["failed"], json!("boom"));
+    }
 }
