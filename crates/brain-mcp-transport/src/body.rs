@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
+use crate::error::{Delivery, ErrorKind, TransportError};
+use crate::pool::Reply;
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
-
-use crate::error::{Delivery, ErrorKind, TransportError};
 
 /// The bytes an exchange may still receive. Shared by every body of one exchange
 /// (the POST reply and any resumed GET streams).
@@ -57,7 +56,7 @@ pub(crate) fn too_large(limit: usize) -> TransportError {
 /// The next data chunk of `body`, counted against `budget`; `None` at the end.
 /// Trailers are skipped. A failure is an `Io` error with unknown delivery.
 pub(crate) async fn next_chunk(
-    body: &mut Incoming,
+    body: &mut Reply,
     budget: &mut Budget,
 ) -> Result<Option<Bytes>, TransportError> {
     loop {
@@ -83,7 +82,7 @@ pub(crate) async fn next_chunk(
 
 /// Reads the whole body under `budget`.
 pub(crate) async fn read_all(
-    body: &mut Incoming,
+    body: &mut Reply,
     budget: &mut Budget,
 ) -> Result<Bytes, TransportError> {
     // A declared length over the budget fails before any byte is read.
@@ -108,7 +107,7 @@ pub(crate) async fn read_all(
 
 /// Reads at most `cap` bytes of an error body; `None` if it was longer or failed
 /// (the prefix is then not trustworthy JSON anyway).
-pub(crate) async fn read_prefix(body: &mut Incoming, cap: usize) -> Option<Bytes> {
+pub(crate) async fn read_prefix(body: &mut Reply, cap: usize) -> Option<Bytes> {
     let mut budget = Budget::new(cap);
     read_all(body, &mut budget).await.ok()
 }
@@ -116,8 +115,8 @@ pub(crate) async fn read_prefix(body: &mut Incoming, cap: usize) -> Option<Bytes
 /// Reads the rest of a finished reply so its connection can go back to the pool.
 /// Gives up (the caller then drops the body, closing the connection) after
 /// `max_bytes` or `max_wait`. Returns true when the body ended cleanly.
-pub(crate) async fn drain(body: &mut Incoming, max_bytes: usize, max_wait: Duration) -> bool {
-    if hyper::body::Body::is_end_stream(body) {
+pub(crate) async fn drain(body: &mut Reply, max_bytes: usize, max_wait: Duration) -> bool {
+    if body.ended() {
         // An empty reply (a 202, most DELETE answers): no timer to arm, which would
         // wake the runtime's timer driver for nothing.
         return true;

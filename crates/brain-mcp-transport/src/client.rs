@@ -8,7 +8,6 @@ use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION, USER_AGENT};
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 
 use crate::resolve::Resolver;
@@ -20,7 +19,7 @@ use crate::config::ClientConfig;
 use crate::error::{Delivery, ErrorKind, TransportError, find_source};
 use crate::observe::ExchangeLog;
 use crate::origin::{origin, shared, to_uri};
-use crate::pool::{Failure, Lease, Pool, PoolStats};
+use crate::pool::{Failure, Pool, PoolStats, Reply};
 use crate::proxy::{InvalidProxy, Proxies, ProxyConnector, ProxyError, Route};
 
 /// A cheap-to-clone handle on one connection pool. Clones share the pool.
@@ -196,14 +195,13 @@ impl HttpClient {
 
     /// Sends `out`, following same-origin 307/308 redirects and resending an
     /// idempotent request once when a pooled connection turns out stale. Returns the
-    /// final response (any status other than a followed redirect), with the
-    /// [`Lease`] on its connection: keep it as long as the response or its body is
-    /// kept.
+    /// final response (any status other than a followed redirect); its body holds the
+    /// [`Lease`](crate::pool::Lease) on its connection until the body is dropped.
     pub(crate) async fn send(
         &self,
         out: Outgoing<'_>,
         log: &mut ExchangeLog,
-    ) -> Result<(Response<Incoming>, Lease), TransportError> {
+    ) -> Result<Response<Reply>, TransportError> {
         let mut url = out.url;
         let mut hops = 0;
         let mut resent = false;
@@ -258,7 +256,7 @@ impl HttpClient {
             }
             if !status.is_redirection() || !out.follow {
                 log.response(&resp);
-                return Ok((resp, lease));
+                return Ok(resp.map(|body| Reply::new(body, Some(lease))));
             }
             log.redirected();
             let target = redirect_target(&out.method, &url, status, resp.headers())?;

@@ -25,6 +25,7 @@ use crate::client::{HttpClient, Outgoing, classify, place};
 use crate::error::{Delivery, ErrorKind, TransportError};
 use crate::headers;
 use crate::observe::ExchangeLog;
+use crate::pool::Reply;
 use crate::pool::conn::{self, Info};
 use crate::reach::{Checked, Fixed};
 
@@ -184,15 +185,12 @@ impl HttpClient {
             }
             None => None,
         };
-        let (mut resp, mut busy) = match checked {
-            Some(Checked::Direct(connector)) => {
-                let resp = self.send_fresh(connector, out, &mut log).await?;
-                (resp, None)
-            }
-            Some(Checked::Proxied) | None => {
-                let (resp, busy) = self.send(out, &mut log).await?;
-                (resp, Some(busy))
-            }
+        let mut resp = match checked {
+            Some(Checked::Direct(connector)) => self
+                .send_fresh(connector, out, &mut log)
+                .await?
+                .map(|body| Reply::new(body, None)),
+            Some(Checked::Proxied) | None => self.send(out, &mut log).await?,
         };
         let header = |name| {
             resp.headers()
@@ -209,9 +207,6 @@ impl HttpClient {
         let status = resp.status().as_u16();
         let mut budget = Budget::new(req.limit);
         let body = body::read_all(resp.body_mut(), &mut budget).await?;
-        if let Some(busy) = busy.as_mut() {
-            busy.read();
-        }
         log.bytes(body.len());
         log.end("ok");
         Ok(Fetched {

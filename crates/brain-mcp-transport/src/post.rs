@@ -7,7 +7,6 @@ use brain_mcp_proto::text::Secrets;
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Method, Response, StatusCode, Uri};
-use hyper::body::Incoming;
 
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
@@ -16,7 +15,7 @@ use crate::headers::DPOP_NONCE;
 use crate::headers::{self, BearerToken};
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
-use crate::pool::Lease;
+use crate::pool::Reply;
 use crate::stream::{ReplyStream, Resume};
 
 /// The `Accept` value of every POST.
@@ -168,14 +167,12 @@ impl HttpClient {
             background: false,
             follow: true,
         };
-        let (mut resp, mut busy) = self.send(out, &mut log).await?;
+        let mut resp = self.send(out, &mut log).await?;
         let at = place(&Method::POST, &req.url);
         let status = resp.status();
         let mut budget = Budget::new(req.budget);
         if !status.is_success() {
-            let error = self
-                .status_error(&at, (&mut resp, &mut busy), &mut budget)
-                .await;
+            let error = self.status_error(&at, &mut resp, &mut budget).await;
             log.end("status");
             return Err(error);
         }
@@ -188,9 +185,7 @@ impl HttpClient {
             // is dropped with its connection rather than waited for.
             let cfg = &self.inner.config;
             let limit = cfg.drain_limit.min(budget.remaining());
-            if body::drain(resp.body_mut(), limit, cfg.drain_timeout).await {
-                busy.read();
-            }
+            body::drain(resp.body_mut(), limit, cfg.drain_timeout).await;
             log.end("accepted");
             return Ok(PostReply::Accepted);
         };
@@ -232,7 +227,7 @@ impl HttpClient {
         };
         Ok(PostReply::Stream(ReplyStream::new(
             at,
-            (resp.into_body(), busy),
+            resp.into_body(),
             content_type,
             session_id,
             id,
@@ -292,7 +287,7 @@ impl HttpClient {
                 follow: true,
             };
             let mut log = ExchangeLog::start("DELETE", secrets.clone());
-            let (mut resp, mut busy) = self.send(out, &mut log).await?;
+            let mut resp = self.send(out, &mut log).await?;
             let status = resp.status();
             let refused = (status == StatusCode::UNAUTHORIZED).then(|| {
                 let header = |name| {
@@ -307,9 +302,7 @@ impl HttpClient {
                 )
             });
             let cfg = &self.inner.config;
-            if body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await {
-                busy.read();
-            }
+            body::drain(resp.body_mut(), cfg.drain_limit, cfg.drain_timeout).await;
             log.end("ok");
             let (www_authenticate, dpop_nonce) = refused.unwrap_or_default();
             Ok(Deleted {
@@ -332,7 +325,7 @@ impl HttpClient {
     pub(crate) async fn status_error(
         &self,
         at: &Place,
-        (resp, busy): (&mut Response<Incoming>, &mut Lease),
+        resp: &mut Response<Reply>,
         budget: &mut Budget,
     ) -> TransportError {
         let status = resp.status();
@@ -369,9 +362,6 @@ impl HttpClient {
             == Some(ContentType::Json);
         let cap = self.inner.config.error_body_limit.min(budget.remaining());
         let prefix = body::read_prefix(resp.body_mut(), cap).await;
-        if prefix.is_some() {
-            busy.read();
-        }
         let rpc = match prefix {
             Some(bytes) if is_json => crate::rpc::error_of(&bytes),
             _ => None,

@@ -6,7 +6,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use http::{Method, Uri};
-use hyper::body::Incoming;
 
 use crate::body::{self, Budget};
 use crate::client::{HttpClient, Outgoing, Place, place};
@@ -18,7 +17,7 @@ use brain_mcp_proto::text::Secrets;
 use crate::headers::{self, BearerToken, LAST_EVENT_ID};
 use crate::media::{self, ContentType};
 use crate::observe::ExchangeLog;
-use crate::pool::Lease;
+use crate::pool::Reply;
 use crate::post::unexpected;
 use crate::rpc::{self, RequestId, Role};
 use crate::sse::{SseDecoder, SseError, SseEvent};
@@ -78,9 +77,8 @@ pub struct ReplyStream {
 #[derive(Debug)]
 struct State {
     at: Place,
-    body: Option<Incoming>,
-    /// Counts the reply's connection as in use while the body is held.
-    busy: Option<Lease>,
+    /// The reply's body, which holds its connection until it is dropped.
+    body: Option<Reply>,
     content_type: ContentType,
     session_id: Option<String>,
     id: RequestId,
@@ -104,7 +102,7 @@ impl ReplyStream {
     #[allow(clippy::too_many_arguments)] // one constructor, called once, from `post`
     pub(crate) fn new(
         at: Place,
-        (body, busy): (Incoming, Lease),
+        body: Reply,
         content_type: ContentType,
         session_id: Option<String>,
         id: RequestId,
@@ -120,7 +118,6 @@ impl ReplyStream {
         let inner = Box::new(State {
             at,
             body: Some(body),
-            busy: Some(busy),
             content_type,
             session_id,
             id,
@@ -174,7 +171,6 @@ impl State {
             if let Err(e) = step {
                 // Dropping the body discards the connection.
                 self.body = None;
-                self.busy = None;
                 self.log.end(e.kind_name());
                 return Some(Err(e.finished(self.log.secrets())));
             }
@@ -189,13 +185,10 @@ impl State {
                 .config()
                 .drain_limit
                 .min(self.budget.remaining());
-            if body::drain(&mut b, limit, self.client.config().drain_timeout).await
-                && let Some(busy) = self.busy.as_mut()
-            {
-                busy.read();
-            }
+            // Read to its end, the body gives its connection back for the next
+            // request; cut short, the connection closes with it.
+            body::drain(&mut b, limit, self.client.config().drain_timeout).await;
         }
-        self.busy = None;
     }
 
     async fn read_json(&mut self) -> Result<(), TransportError> {
@@ -206,10 +199,6 @@ impl State {
         self.log.bytes(bytes.len());
         // The body is complete: its connection goes back to the pool.
         self.body = None;
-        if let Some(busy) = self.busy.as_mut() {
-            busy.read();
-        }
-        self.busy = None;
         let text = utf8(&self.at, bytes)?;
         self.log.body("received", text.as_bytes());
         let messages = rpc::split(&text, &self.id)
@@ -295,7 +284,6 @@ impl State {
     /// The event stream ended without our response: resume or fail at once.
     async fn stream_ended(&mut self) -> Result<(), TransportError> {
         self.body = None;
-        self.busy = None;
         let ended = |at: &Place, why: &str| {
             TransportError::new(
                 ErrorKind::StreamEnded,
@@ -319,9 +307,8 @@ impl State {
                 .min(self.client.config().max_retry);
             tokio::time::sleep(wait).await;
             match resume_get(resume, &last_id, &mut self.budget).await {
-                Ok((body, busy)) => {
+                Ok(body) => {
                     self.body = Some(body);
-                    self.busy = Some(busy);
                     self.sse.restart();
                     return Ok(());
                 }
@@ -342,7 +329,7 @@ async fn resume_get(
     resume: &Resume,
     last_id: &str,
     budget: &mut Budget,
-) -> Result<(Incoming, Lease), TransportError> {
+) -> Result<Reply, TransportError> {
     let at = place(&Method::GET, &resume.url);
     let value = HeaderValue::from_str(last_id).map_err(|_| {
         TransportError::new(
@@ -375,17 +362,14 @@ async fn resume_get(
     // The resumed stream's bytes are counted in the exchange's own event; this one says
     // how the GET went.
     let mut log = ExchangeLog::start("GET", resume.secrets.clone());
-    let (mut resp, mut busy) = resume.client.send(out, &mut log).await?;
+    let mut resp = resume.client.send(out, &mut log).await?;
     log.end(if resp.status().is_success() {
         "ok"
     } else {
         "status"
     });
     if !resp.status().is_success() {
-        return Err(resume
-            .client
-            .status_error(&at, (&mut resp, &mut busy), budget)
-            .await);
+        return Err(resume.client.status_error(&at, &mut resp, budget).await);
     }
     let is_sse = resp
         .headers()
@@ -399,7 +383,7 @@ async fn resume_get(
         )));
     }
     // The resumed stream holds its connection as the first one did.
-    Ok((resp.into_body(), busy))
+    Ok(resp.into_body())
 }
 
 fn sse_error(at: &Place, e: SseError) -> TransportError {

@@ -279,11 +279,19 @@ impl Lease {
     /// Notes that the response body was read to its end, so its HTTP/1.1 connection
     /// goes back idle even before its task notices (a request that takes it awaits it
     /// ready), when its request was small ([`SENT_AT_ONCE`]). Call it only when the
-    /// body's last frame was seen.
-    pub(crate) fn read(&mut self) {
+    /// body's last frame was seen: [`Reply`](super::Reply) does, for every reader.
+    pub(super) fn read(&mut self) {
         if self.small && self.progress == Progress::Headed {
             self.progress = Progress::Read;
         }
+    }
+}
+
+#[cfg(test)]
+impl Lease {
+    /// How far its exchange went.
+    pub(super) fn progress(&self) -> Progress {
+        self.progress
     }
 }
 

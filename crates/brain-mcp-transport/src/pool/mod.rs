@@ -61,6 +61,7 @@ use crate::proxy::ProxyConnector;
 pub(crate) mod conn;
 mod lease;
 mod reap;
+mod reply;
 use reap::reap;
 #[cfg(test)]
 mod tests;
@@ -69,6 +70,7 @@ pub(crate) use conn::{Body, Failure};
 use conn::{Info, Sender};
 pub(crate) use lease::Lease;
 use lease::{Progress, Waiting};
+pub(crate) use reply::Reply;
 
 /// The connector of pooled connections: TCP (or a proxy), then TLS when `https`.
 pub(crate) type Connector = HttpsConnector<ProxyConnector>;
@@ -115,7 +117,7 @@ pub(crate) struct Pool {
     rules: Rules,
     /// Longest a whole connect may take.
     connect_limit: Duration,
-    /// A reaper task runs (see [`Pool::reap`]).
+    /// A reaper task runs (see [`reap()`]).
     reaping: AtomicBool,
 }
 

@@ -389,3 +389,64 @@ async fn a_connection_read_to_the_end_goes_idle_before_its_task_says_it_is_ready
         assert_eq!(o.busy, 0, "{progress:?}");
     }
 }
+
+#[tokio::test]
+async fn a_reply_marks_its_connection_read_at_its_last_frame_only() {
+    use super::{Lease, Progress, Reply};
+    use http_body_util::BodyExt;
+    use hyper_util::rt::TokioIo;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (client, uri) = pool();
+    let (pool, timer) = (&client.inner.pool, client.background_timer());
+    // Read whole, read in part, and an empty body seen ended without a poll (`drain`'s
+    // shortcut).
+    for (body, frames, read) in [("ok", 2, true), ("ok", 1, false), ("", 0, true)] {
+        let (io, mut server) = tokio::io::duplex(1 << 16);
+        let (sender, conn) =
+            hyper::client::conn::http1::handshake::<_, super::Body>(TokioIo::new(io))
+                .await
+                .unwrap();
+        tokio::spawn(conn);
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tokio::spawn(async move {
+            let mut request = [0u8; 1024];
+            let _ = server.read(&mut request).await;
+            server.write_all(reply.as_bytes()).await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        let info = super::Info {
+            id: 1,
+            proxied: false,
+            used: None,
+            host: None,
+            counted: Default::default(),
+        };
+        let held = Held::Conn(super::Sender::H1(sender), info);
+        let mut lease = Lease::new(pool.clone(), (false, "127.0.0.1:9"), false, held);
+        let request = http::Request::get(uri.clone())
+            .body(super::Body::default())
+            .unwrap();
+        let response = lease.send(&uri, request, timer).await.unwrap();
+        lease.headed();
+        let mut reply = Reply::new(response.into_body(), Some(lease));
+        if frames == 0 {
+            assert!(reply.ended(), "an empty body has ended before any poll");
+        }
+        for i in 0..frames {
+            // The data, then the end.
+            let frame = reply.frame().await;
+            assert_eq!(frame.is_none(), i == 1, "frame {i} of {body:?}");
+        }
+        let progress = reply.lease.as_ref().unwrap().progress();
+        let expected = if read {
+            Progress::Read
+        } else {
+            Progress::Headed
+        };
+        assert_eq!(progress, expected, "{body:?} read in {frames} frame(s)");
+    }
+}
