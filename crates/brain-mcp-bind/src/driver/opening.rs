@@ -71,8 +71,10 @@ impl Drop for Opening {
         let client = self.client.clone();
         let parent = tracing::Span::current();
         let finish = async move {
-            let answered = tokio::time::timeout(CLEANUP_STEP_DEADLINE, work).await;
-            let Ok(Ok((_, Some(id)))) = answered else {
+            // On the client's coarse timer, as its other cleanup bounds are.
+            let timer = client.http().background_timer();
+            let answered = timer.timeout(CLEANUP_STEP_DEADLINE, work).await;
+            let Some(Ok((_, Some(id)))) = answered else {
                 return;
             };
             client.sessions().opened();
