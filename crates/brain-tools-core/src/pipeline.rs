@@ -118,15 +118,17 @@ async fn pipeline(
     let sent = SendMarker::new();
     // A token of the call's own, not a child of the caller's: a child is linked into
     // its parent under the parent's lock and unlinked again when dropped, so calls that
-    // share the caller's token would contend on it twice per call. Whatever stops the
-    // call (the caller's cancel, the deadline) cancels this token below.
+    // share the caller's token would contend on it twice per call. It fires whenever the
+    // call ends other than by finishing: stopped by the caller or the deadline (here or
+    // while the output is checked), or its future dropped.
     let exec_cancel = CancellationToken::new();
+    let fire = exec_cancel.clone().drop_guard();
     let ctx = ExecContext {
         call: &call,
         binding,
         token,
         progress: &reporter,
-        cancel: exec_cancel.clone(),
+        cancel: exec_cancel,
         sent: &sent,
         deadline,
     };
@@ -136,15 +138,13 @@ async fn pipeline(
         () = cancel.cancelled() => Err(Stop::Cancelled),
         () = tokio::time::sleep_until(deadline) => Err(Stop::Timeout),
     };
-    // The executor's future is dropped by now; tell tasks it spawned, if it was interrupted.
+    // The executor's future is dropped by now; when it was interrupted, `fire` tells the
+    // tasks it spawned as it goes.
     let result = match outcome {
         Ok(result) => result,
-        Err(stop) => {
-            exec_cancel.cancel();
-            return stopped(binding, &call.call_id, stop, sent.was_sent(), limit);
-        }
+        Err(stop) => return stopped(binding, &call.call_id, stop, sent.was_sent(), limit),
     };
-    match result {
+    let event = match result {
         Ok(output) => finish(binding, &call.call_id, output, (deadline, limit), cancel).await,
         Err(failure) => ToolResultEvent::failure(
             &call.call_id,
@@ -152,7 +152,15 @@ async fn pipeline(
             failure.message,
             failure.unknown_outcome,
         ),
+    };
+    let stop = event
+        .error
+        .as_ref()
+        .is_some_and(|e| matches!(e.kind, ErrorKind::Cancelled | ErrorKind::Timeout));
+    if !stop {
+        fire.disarm();
     }
+    event
 }
 
 /// The result of a call stopped by its deadline or its caller; `unknown_outcome` says

@@ -400,4 +400,57 @@ async fn the_executors_token_fires_on_the_callers_cancel_and_on_the_deadline() {
         !cancel.is_cancelled(),
         "the caller's own token is left alone"
     );
+
+    // The call's future dropped while the executor runs (a host's own timeout).
+    let executor = Leaking(Mutex::new(None));
+    let binding = binding(json!({}));
+    let dropped = tokio::time::timeout(
+        Duration::from_secs(1),
+        run_call_with(
+            &binding,
+            call("acme", json!({"query": "x"})),
+            &executor,
+            &NoProgress,
+            &cancel,
+            &tokens,
+        ),
+    )
+    .await;
+    assert!(dropped.is_err(), "the executor hangs");
+    let given = executor.0.lock().unwrap().take().expect("the executor ran");
+    assert!(
+        given.is_cancelled(),
+        "a dropped call fires the executor's token"
+    );
+}
+
+/// Hands the call's own cancel token out and answers at once.
+struct Answering(Mutex<Option<CancellationToken>>);
+
+#[async_trait::async_trait]
+impl ToolExecutor for Answering {
+    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
+        *self.0.lock().unwrap() = Some(ctx.cancel.clone());
+        Ok(ToolOutput::text("done"))
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_finishes_leaves_the_executors_token_alone() {
+    let executor = Answering(Mutex::new(None));
+    let result = run_call_with(
+        &binding(json!({})),
+        call("acme", json!({"query": "x"})),
+        &executor,
+        &NoProgress,
+        &CancellationToken::new(),
+        &tokens,
+    )
+    .await;
+    assert!(!result.is_error, "{result:?}");
+    let given = executor.0.lock().unwrap().take().expect("the executor ran");
+    assert!(
+        !given.is_cancelled(),
+        "work the call left running is not cancelled"
+    );
 }
