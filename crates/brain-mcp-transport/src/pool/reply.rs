@@ -17,12 +17,18 @@ use super::Lease;
 pub(crate) struct Reply {
     body: Incoming,
     pub(super) lease: Option<Lease>,
+    /// A frame failed: the end that hyper reports after an error is no clean end.
+    failed: bool,
 }
 
 impl Reply {
     /// `body`, keeping `lease` until it is dropped.
     pub(crate) fn new(body: Incoming, lease: Option<Lease>) -> Self {
-        Self { body, lease }
+        Self {
+            body,
+            lease,
+            failed: false,
+        }
     }
 
     /// Whether the body has nothing left to send; when so, its connection is marked as
@@ -36,6 +42,9 @@ impl Reply {
     }
 
     fn mark_read(&mut self) {
+        if self.failed {
+            return;
+        }
         if let Some(lease) = self.lease.as_mut() {
             lease.read();
         }
@@ -52,8 +61,10 @@ impl Body for Reply {
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         let this = self.get_mut();
         let frame = ready!(Pin::new(&mut this.body).poll_frame(cx));
-        if frame.is_none() {
-            this.mark_read();
+        match &frame {
+            None => this.mark_read(),
+            Some(Err(_)) => this.failed = true,
+            Some(Ok(_)) => {}
         }
         Poll::Ready(frame)
     }

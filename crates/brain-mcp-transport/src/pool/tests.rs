@@ -399,24 +399,31 @@ async fn a_reply_marks_its_connection_read_at_its_last_frame_only() {
 
     let (client, uri) = pool();
     let (pool, timer) = (&client.inner.pool, client.background_timer());
-    // Read whole, read in part, and an empty body seen ended without a poll (`drain`'s
-    // shortcut).
-    for (body, frames, read) in [("ok", 2, true), ("ok", 1, false), ("", 0, true)] {
+    // Read whole, read in part, an empty body seen ended without a poll (`drain`'s
+    // shortcut), and a body cut short by the server (an error, then hyper's end).
+    for (body, frames, read) in [
+        ("ok", 2, true),
+        ("ok", 1, false),
+        ("", 0, true),
+        ("cut", 4, false),
+    ] {
         let (io, mut server) = tokio::io::duplex(1 << 16);
         let (sender, conn) =
             hyper::client::conn::http1::handshake::<_, super::Body>(TokioIo::new(io))
                 .await
                 .unwrap();
         tokio::spawn(conn);
-        let reply = format!(
-            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
-            body.len()
-        );
+        let cut = body == "cut";
+        // A cut body promises more than it sends, and its connection then closes.
+        let length = if cut { 10 } else { body.len() };
+        let reply = format!("HTTP/1.1 200 OK\r\ncontent-length: {length}\r\n\r\n{body}");
         tokio::spawn(async move {
             let mut request = [0u8; 1024];
             let _ = server.read(&mut request).await;
             server.write_all(reply.as_bytes()).await.unwrap();
-            std::future::pending::<()>().await;
+            if !cut {
+                std::future::pending::<()>().await;
+            }
         });
         let info = super::Info {
             id: 1,
@@ -436,10 +443,23 @@ async fn a_reply_marks_its_connection_read_at_its_last_frame_only() {
         if frames == 0 {
             assert!(reply.ended(), "an empty body has ended before any poll");
         }
-        for i in 0..frames {
-            // The data, then the end.
-            let frame = reply.frame().await;
-            assert_eq!(frame.is_none(), i == 1, "frame {i} of {body:?}");
+        if cut {
+            // The data, the error, then whatever hyper says after it.
+            let mut errors = 0;
+            for _ in 0..frames {
+                match reply.frame().await {
+                    Some(Err(_)) => errors += 1,
+                    Some(Ok(_)) => {}
+                    None => break,
+                }
+            }
+            assert_eq!(errors, 1, "a cut body fails once");
+        } else {
+            for i in 0..frames {
+                // The data, then the end.
+                let frame = reply.frame().await;
+                assert_eq!(frame.is_none(), i == 1, "frame {i} of {body:?}");
+            }
         }
         let progress = reply.lease.as_ref().unwrap().progress();
         let expected = if read {
