@@ -340,60 +340,34 @@ async fn an_already_cancelled_call_never_reaches_the_executor() {
     assert_eq!(executor.call_count(), 0);
 }
 
-/// Hands the call's own cancel token out and then hangs, as an executor that spawned
-/// work bound to the call would.
-struct Leaking(Mutex<Option<CancellationToken>>);
-
-#[async_trait::async_trait]
-impl ToolExecutor for Leaking {
-    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
-        *self.0.lock().unwrap() = Some(ctx.cancel.clone());
-        std::future::pending().await
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn the_executors_token_fires_on_the_callers_cancel_and_on_the_deadline() {
+    let hanging = || Recorder::new(Behaviour::Hang { mark_sent: false });
+    let query = || call("acme", json!({"query": "x"}));
+
     // The caller's cancel.
-    let executor = Leaking(Mutex::new(None));
+    let executor = hanging();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
         trigger.cancel();
     });
-    let result = run_call_with(
-        &binding(json!({})),
-        call("acme", json!({"query": "x"})),
-        &executor,
-        &NoProgress,
-        &cancel,
-        &tokens,
-    )
-    .await;
+    let result = run_cancellable(&binding(json!({})), query(), &executor, &cancel).await;
     assert_failure(&result, ErrorKind::Cancelled, false);
-    let given = executor.0.lock().unwrap().take().expect("the executor ran");
     assert!(
-        given.is_cancelled(),
+        executor.kept_cancel().is_cancelled(),
         "the caller's cancel reaches the executor's token"
     );
 
     // The deadline, with the caller's token never cancelled.
-    let executor = Leaking(Mutex::new(None));
+    let executor = hanging();
     let cancel = CancellationToken::new();
-    let result = run_call_with(
-        &binding(json!({"timeout_seconds": 2})),
-        call("acme", json!({"query": "x"})),
-        &executor,
-        &NoProgress,
-        &cancel,
-        &tokens,
-    )
-    .await;
+    let timed = binding(json!({"timeout_seconds": 2}));
+    let result = run_cancellable(&timed, query(), &executor, &cancel).await;
     assert_failure(&result, ErrorKind::Timeout, false);
-    let given = executor.0.lock().unwrap().take().expect("the executor ran");
     assert!(
-        given.is_cancelled(),
+        executor.kept_cancel().is_cancelled(),
         "the deadline reaches the executor's token"
     );
     assert!(
@@ -402,55 +376,29 @@ async fn the_executors_token_fires_on_the_callers_cancel_and_on_the_deadline() {
     );
 
     // The call's future dropped while the executor runs (a host's own timeout).
-    let executor = Leaking(Mutex::new(None));
+    let executor = hanging();
     let binding = binding(json!({}));
-    let dropped = tokio::time::timeout(
-        Duration::from_secs(1),
-        run_call_with(
-            &binding,
-            call("acme", json!({"query": "x"})),
-            &executor,
-            &NoProgress,
-            &cancel,
-            &tokens,
-        ),
-    )
-    .await;
+    let call = run_cancellable(&binding, query(), &executor, &cancel);
+    let dropped = tokio::time::timeout(Duration::from_secs(1), call).await;
     assert!(dropped.is_err(), "the executor hangs");
-    let given = executor.0.lock().unwrap().take().expect("the executor ran");
     assert!(
-        given.is_cancelled(),
+        executor.kept_cancel().is_cancelled(),
         "a dropped call fires the executor's token"
     );
 }
 
-/// Hands the call's own cancel token out and answers at once.
-struct Answering(Mutex<Option<CancellationToken>>);
-
-#[async_trait::async_trait]
-impl ToolExecutor for Answering {
-    async fn execute(&self, ctx: ExecContext<'_>) -> Result<ToolOutput, ToolFailure> {
-        *self.0.lock().unwrap() = Some(ctx.cancel.clone());
-        Ok(ToolOutput::text("done"))
-    }
-}
-
 #[tokio::test]
 async fn a_call_that_finishes_leaves_the_executors_token_alone() {
-    let executor = Answering(Mutex::new(None));
-    let result = run_call_with(
+    let executor = Recorder::returning(ToolOutput::text("done"));
+    let result = run(
         &binding(json!({})),
         call("acme", json!({"query": "x"})),
         &executor,
-        &NoProgress,
-        &CancellationToken::new(),
-        &tokens,
     )
     .await;
     assert!(!result.is_error, "{result:?}");
-    let given = executor.0.lock().unwrap().take().expect("the executor ran");
     assert!(
-        !given.is_cancelled(),
+        !executor.kept_cancel().is_cancelled(),
         "work the call left running is not cancelled"
     );
 }

@@ -47,10 +47,12 @@ pub(crate) enum Behaviour {
     },
 }
 
-/// Records every call it receives and whether its future was dropped unfinished.
+/// Records every call it receives, the cancel token the last one was given, and
+/// whether its future was dropped unfinished.
 pub(crate) struct Recorder {
     pub(crate) behaviour: Behaviour,
     pub(crate) calls: Mutex<Vec<(ToolCall, Option<String>)>>,
+    pub(crate) cancel: Mutex<Option<CancellationToken>>,
     pub(crate) dropped_unfinished: Arc<AtomicBool>,
 }
 
@@ -59,6 +61,7 @@ impl Recorder {
         Self {
             behaviour,
             calls: Mutex::new(Vec::new()),
+            cancel: Mutex::new(None),
             dropped_unfinished: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -69,6 +72,16 @@ impl Recorder {
 
     pub(crate) fn call_count(&self) -> usize {
         self.calls.lock().unwrap().len()
+    }
+
+    /// The cancel token the last call was given, as an executor that spawned work
+    /// bound to the call would keep it.
+    pub(crate) fn kept_cancel(&self) -> CancellationToken {
+        self.cancel
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the executor ran")
     }
 }
 
@@ -90,6 +103,7 @@ impl ToolExecutor for Recorder {
             ctx.call.clone(),
             ctx.token.as_ref().map(|t| t.expose().to_owned()),
         ));
+        *self.cancel.lock().unwrap() = Some(ctx.cancel.clone());
         let mut flag = DropFlag(self.dropped_unfinished.clone(), false);
         let result = match &self.behaviour {
             Behaviour::Return(result) => result.clone(),
@@ -123,15 +137,17 @@ pub(crate) fn tokens(var: &str) -> Result<Secret, SecretError> {
 }
 
 pub(crate) async fn run(binding: &Binding, call: ToolCall, executor: &Recorder) -> ToolResultEvent {
-    run_call_with(
-        binding,
-        call,
-        executor,
-        &NoProgress,
-        &CancellationToken::new(),
-        &tokens,
-    )
-    .await
+    run_cancellable(binding, call, executor, &CancellationToken::new()).await
+}
+
+/// [`run`] under the caller's `cancel`.
+pub(crate) async fn run_cancellable(
+    binding: &Binding,
+    call: ToolCall,
+    executor: &Recorder,
+    cancel: &CancellationToken,
+) -> ToolResultEvent {
+    run_call_with(binding, call, executor, &NoProgress, cancel, &tokens).await
 }
 
 pub(crate) fn assert_failure(result: &ToolResultEvent, kind: ErrorKind, unknown: bool) -> String {
