@@ -198,6 +198,17 @@ fn pool() -> (crate::HttpClient, Uri) {
     (client, "http://127.0.0.1:9/mcp".parse().unwrap())
 }
 
+/// What the pool knows of connection `id`: direct, unlogged, not counted open.
+fn conn_info(id: u64) -> super::Info {
+    super::Info {
+        id,
+        proxied: false,
+        used: None,
+        host: None,
+        counted: Default::default(),
+    }
+}
+
 fn counts(pool: &super::Pool) -> Option<(usize, usize, usize, usize)> {
     let origins = pool.lock();
     let o = origins[0].get("127.0.0.1:9")?;
@@ -256,13 +267,7 @@ async fn an_overdue_request_takes_a_stream_on_a_full_h2_connection() {
             .await
             .unwrap();
     tokio::spawn(conn);
-    let info = super::Info {
-        id: 1,
-        proxied: false,
-        used: None,
-        host: None,
-        counted: Default::default(),
-    };
+    let info = conn_info(1);
     // Every stream waits for a head the server never sends.
     let mut o = origin(0, 0, 0, 0);
     o.h2 = Some(super::Shared {
@@ -305,13 +310,7 @@ async fn a_connection_never_written_on_stays_idle() {
     tokio::spawn(conn);
     let mut sender = sender;
     sender.ready().await.unwrap();
-    let info = super::Info {
-        id: 1,
-        proxied: false,
-        used: None,
-        host: None,
-        counted: Default::default(),
-    };
+    let info = conn_info(1);
     let mut o = origin(1, 0, 0, 0);
     let since = Instant::now();
     o.idle.push(super::Idle {
@@ -333,13 +332,7 @@ async fn a_connection_never_written_on_stays_idle() {
     let (sender, _conn) = hyper::client::conn::http1::handshake::<_, super::Body>(TokioIo::new(io))
         .await
         .unwrap();
-    let info = super::Info {
-        id: 2,
-        proxied: false,
-        used: None,
-        host: None,
-        counted: Default::default(),
-    };
+    let info = conn_info(2);
     o.h1 += 1;
     o.take(false);
     let held = Held::Conn(super::Sender::H1(sender), info);
@@ -368,13 +361,7 @@ async fn a_connection_read_to_the_end_goes_idle_before_its_task_says_it_is_ready
                 .unwrap();
         kept.push((server, conn));
         assert!(!sender.is_ready() && !sender.is_closed());
-        let info = super::Info {
-            id,
-            proxied: false,
-            used: None,
-            host: None,
-            counted: Default::default(),
-        };
+        let info = conn_info(id);
         let mut o = origin(0, 0, 0, 0);
         o.h1 += 1;
         o.take(false);
@@ -425,13 +412,7 @@ async fn a_reply_marks_its_connection_read_at_its_last_frame_only() {
                 std::future::pending::<()>().await;
             }
         });
-        let info = super::Info {
-            id: 1,
-            proxied: false,
-            used: None,
-            host: None,
-            counted: Default::default(),
-        };
+        let info = conn_info(1);
         let held = Held::Conn(super::Sender::H1(sender), info);
         let mut lease = Lease::new(pool.clone(), (false, "127.0.0.1:9"), false, held);
         let request = http::Request::get(uri.clone())
