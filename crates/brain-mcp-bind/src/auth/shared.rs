@@ -509,23 +509,24 @@ impl Drop for Unsaved<'_> {
 impl Authorizer {
     /// The token to send now, if one is held and not about to expire.
     pub(crate) fn bearer(&self) -> Option<BearerToken> {
-        if self.shared.unsaved.load(Ordering::Acquire) {
-            return None;
-        }
-        self.held()
-            .filter(|h| h.fresh(Instant::now()))
-            .map(|h| h.token)
+        self.sendable(Held::fresh)
     }
 
     /// The token for a message that closes or follows up work (a cancel, a session's
     /// end, `notifications/initialized`): the one held while it has not expired, inside
     /// its renewal margin too; none once refused or expired.
     pub(crate) fn bearer_for_cleanup(&self) -> Option<BearerToken> {
+        self.sendable(Held::usable)
+    }
+
+    /// The held token when `good` says so now; none while a renewed token is not saved
+    /// yet (see [`Shared::unsaved`]).
+    fn sendable(&self, good: fn(&Held, Instant) -> bool) -> Option<BearerToken> {
         if self.shared.unsaved.load(Ordering::Acquire) {
             return None;
         }
         self.held()
-            .filter(|h| h.usable(Instant::now()))
+            .filter(|h| good(h, Instant::now()))
             .map(|h| h.token)
     }
 }
