@@ -13,7 +13,8 @@ use brain_mcp_bind::{
     StoreError, StoreErrorKind, StoredTokens, TokenKey, TokenStore, Version, Versioned,
 };
 use brain_tests::auth::TestAuthServer;
-use brain_tests::server::Era;
+use brain_tests::server::{Era, TestServer};
+use brain_tools_core::Binding;
 use serde_json::json;
 use tokio::sync::Notify;
 
@@ -118,7 +119,7 @@ fn process(auth: &TestAuthServer, store: &Arc<Faulty>) -> Harness {
 }
 
 /// An authorization server issuing one-second tokens and rotating refresh tokens.
-fn rotating() -> (TestAuthServer, brain_tests::server::TestServer) {
+fn rotating() -> (TestAuthServer, TestServer) {
     let (auth, server) = TestAuthServer::guarding(Era::Stateless, CLIENT, SECRET);
     auth.configure(|c| {
         c.refresh_tokens = true;
@@ -135,25 +136,67 @@ fn grants(auth: &TestAuthServer) -> Vec<String> {
         .collect()
 }
 
-/// Process A gets a token, and renews it once it expired with `fault` set on the
-/// store; then process B calls. A's one refresh must reach the store whatever the fault:
-/// B uses it, and no refresh token is used twice.
+/// Process A, whose one call got a token, over a store of [`Faulty`]: where every test
+/// here starts.
+struct Scene {
+    auth: TestAuthServer,
+    _server: TestServer,
+    store: Arc<Faulty>,
+    echo: Arc<Binding>,
+    a: Harness,
+}
+
+impl Scene {
+    async fn start() -> Self {
+        let (auth, server) = rotating();
+        let store = Arc::new(Faulty::default());
+        let echo = binding(spec("echo", &server.url(), "echo"));
+        let a = process(&auth, &store);
+        let scene = Self {
+            auth,
+            _server: server,
+            store,
+            echo,
+            a,
+        };
+        scene.call_ok(&scene.a, "a1").await;
+        scene
+    }
+
+    /// [`Scene::start`], then A's one-second token expires.
+    async fn expired() -> Self {
+        let scene = Self::start().await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        scene
+    }
+
+    /// `h` calls `echo` and succeeds.
+    async fn call_ok(&self, h: &Harness, call_id: &str) {
+        let out = call(h, &self.echo, call_id, json!({"text": "hi"})).await;
+        assert_eq!(out.result["is_error"], false, "{}", out.result);
+    }
+
+    /// Process B calls with what A saved: A's one refresh reached the store, and no
+    /// refresh token was used twice.
+    async fn b_uses_as_one_refresh(&self) {
+        let b = process(&self.auth, &self.store);
+        self.call_ok(&b, "b1").await;
+        assert_eq!(grants(&self.auth), ["client_credentials", "refresh_token"]);
+        assert_eq!(
+            self.auth.revocations(),
+            0,
+            "no refresh token was used twice"
+        );
+    }
+}
+
+/// A renews its expired token with `fault` set on the store; then B calls. A's one
+/// refresh must reach the store whatever the fault.
 async fn one_renewal_through(fault: impl FnOnce(&Faulty)) {
-    let (auth, server) = rotating();
-    let store = Arc::new(Faulty::default());
-    let echo = binding(spec("echo", &server.url(), "echo"));
-    let a = process(&auth, &store);
-    let out = call(&a, &echo, "a1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    fault(&store);
-    let out = call(&a, &echo, "a2", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    let b = process(&auth, &store);
-    let out = call(&b, &echo, "b1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    assert_eq!(grants(&auth), ["client_credentials", "refresh_token"]);
-    assert_eq!(auth.revocations(), 0, "no refresh token was used twice");
+    let scene = Scene::expired().await;
+    fault(&scene.store);
+    scene.call_ok(&scene.a, "a2").await;
+    scene.b_uses_as_one_refresh().await;
 }
 
 #[tokio::test]
@@ -163,38 +206,23 @@ async fn a_save_that_fails_after_a_rotation_is_tried_again_before_anyone_refresh
 
 #[tokio::test]
 async fn a_call_cancelled_during_its_save_still_saves_the_rotated_refresh_token() {
-    let (auth, server) = rotating();
-    let store = Arc::new(Faulty::default());
-    let echo = binding(spec("echo", &server.url(), "echo"));
-    let a = process(&auth, &store);
-    let out = call(&a, &echo, "a1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    store.hold_saves.store(true, Ordering::SeqCst);
+    let scene = Scene::expired().await;
+    scene.store.hold_saves.store(true, Ordering::SeqCst);
     tokio::select! {
-        out = call(&a, &echo, "a2", json!({"text": "hi"})) => {
+        out = call(&scene.a, &scene.echo, "a2", json!({"text": "hi"})) => {
             panic!("the call ended while its save was held: {}", out.result)
         }
-        () = store.save_held.notified() => {}
+        () = scene.store.save_held.notified() => {}
     }
     // The call is gone (cancelled); its save goes on once the store answers.
-    store.go.notify_one();
-    let b = process(&auth, &store);
-    let out = call(&b, &echo, "b1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    assert_eq!(grants(&auth), ["client_credentials", "refresh_token"]);
-    assert_eq!(auth.revocations(), 0, "no refresh token was used twice");
+    scene.store.go.notify_one();
+    scene.b_uses_as_one_refresh().await;
 }
 
 #[tokio::test]
 async fn a_call_cancelled_during_its_refresh_still_saves_the_answer() {
-    let (auth, server) = rotating();
-    let store = Arc::new(Faulty::default());
-    let echo = binding(spec("echo", &server.url(), "echo"));
-    let a = process(&auth, &store);
-    let out = call(&a, &echo, "a1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let scene = Scene::expired().await;
+    let auth = &scene.auth;
     // The refresh is handled (the old refresh token spent) and answered a second later.
     auth.configure(|c| c.token_delay = Some(Duration::from_secs(1)));
     let refreshed = async {
@@ -203,7 +231,7 @@ async fn a_call_cancelled_during_its_refresh_still_saves_the_answer() {
         }
     };
     tokio::select! {
-        out = call(&a, &echo, "a2", json!({"text": "hi"})) => {
+        out = call(&scene.a, &scene.echo, "a2", json!({"text": "hi"})) => {
             panic!("the call ended before its refresh was answered: {}", out.result)
         }
         () = refreshed => {}
@@ -211,32 +239,22 @@ async fn a_call_cancelled_during_its_refresh_still_saves_the_answer() {
     // The call is gone; the answer is still read and saved, and another process waits
     // for it instead of refreshing with the spent token.
     auth.configure(|c| c.token_delay = None);
-    let b = process(&auth, &store);
-    let out = call(&b, &echo, "b1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    assert_eq!(grants(&auth), ["client_credentials", "refresh_token"]);
-    assert_eq!(auth.revocations(), 0, "no refresh token was used twice");
+    scene.b_uses_as_one_refresh().await;
 }
 
 #[tokio::test]
 async fn an_authorizer_whose_row_vanished_saves_it_anew() {
-    let (auth, server) = rotating();
-    let store = Arc::new(Faulty::default());
-    let echo = binding(spec("echo", &server.url(), "echo"));
-    let a = process(&auth, &store);
-    let out = call(&a, &echo, "a1", json!({"text": "hi"})).await;
-    assert_eq!(out.result["is_error"], false, "{}", out.result);
-    store.wipe();
+    let scene = Scene::start().await;
+    scene.store.wipe();
     for i in 2..4 {
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        let out = call(&a, &echo, &format!("a{i}"), json!({"text": "hi"})).await;
-        assert_eq!(out.result["is_error"], false, "{}", out.result);
+        scene.call_ok(&scene.a, &format!("a{i}")).await;
     }
     assert_eq!(
-        grants(&auth),
+        grants(&scene.auth),
         ["client_credentials", "refresh_token", "refresh_token"]
     );
-    assert_eq!(store.inner().len(), 1, "the row was saved again");
+    assert_eq!(scene.store.inner().len(), 1, "the row was saved again");
 }
 
 /// A save that reached the store but whose answer was lost is recognized as this
