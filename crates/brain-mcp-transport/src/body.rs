@@ -112,24 +112,16 @@ pub(crate) async fn read_prefix(body: &mut Reply, cap: usize) -> Option<Bytes> {
     read_all(body, &mut budget).await.ok()
 }
 
-/// Reads the rest of a finished reply so its connection can go back to the pool.
-/// Gives up (the caller then drops the body, closing the connection) after
-/// `max_bytes` or `max_wait`. Returns true when the body ended cleanly.
-pub(crate) async fn drain(body: &mut Reply, max_bytes: usize, max_wait: Duration) -> bool {
+/// Reads the rest of a finished reply so its connection can go back to the pool (the
+/// [`Reply`] marks it at the body's end). Gives up (the caller then drops the body,
+/// closing the connection) after `max_bytes` or `max_wait`, or on a failure.
+pub(crate) async fn drain(body: &mut Reply, max_bytes: usize, max_wait: Duration) {
     if body.ended() {
         // An empty reply (a 202, most DELETE answers): no timer to arm, which would
         // wake the runtime's timer driver for nothing.
-        return true;
+        return;
     }
     let mut budget = Budget::new(max_bytes);
-    let work = async {
-        loop {
-            match next_chunk(body, &mut budget).await {
-                Ok(Some(_)) => continue,
-                Ok(None) => return true,
-                Err(_) => return false,
-            }
-        }
-    };
-    tokio::time::timeout(max_wait, work).await.unwrap_or(false)
+    let work = async { while let Ok(Some(_)) = next_chunk(body, &mut budget).await {} };
+    let _ = tokio::time::timeout(max_wait, work).await;
 }
